@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Common settings for the kmmscand harness. Sourced, not executed.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HARNESS=$TOP/harness
+BUILD=${BUILD:-$TOP/build}
+PRISTINE=$BUILD/pristine
+TREE=$BUILD/linux
+KOBJ=${KOBJ:-$BUILD/kbuild}
+SRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+JOBS=${JOBS:-$(nproc)}
+
+log()  { printf '[harness] %s\n' "$*" >&2; }
+die()  { printf '[harness] error: %s\n' "$*" >&2; exit 1; }
+
+# need_pkgs PKG... -- install Debian packages that are missing.
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing packages; run: sudo apt-get install -y ${missing[*]}"
+	fi
+	log "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y --no-install-recommends "${missing[@]}" >"$BUILD/apt.log" 2>&1; then
+		apt-get update >>"$BUILD/apt.log" 2>&1 || true
+		apt-get install -y --no-install-recommends "${missing[@]}" >>"$BUILD/apt.log" 2>&1 ||
+			die "apt-get install ${missing[*]} failed; see $BUILD/apt.log"
+	fi
+}
+
+BUILD_PKGS=(linux-source-6.12 gcc make bc flex bison libelf-dev libssl-dev cpio
+	    ccache python3 perl xz-utils rsync)
+VM_PKGS=(qemu-system-x86 busybox-static gcc libc6-dev)
+
+mkdir -p "$BUILD"
