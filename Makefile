@@ -11,7 +11,7 @@ ARGS ?=
 FILES ?=
 export FILES NODE0_MB NODE1_MB CPUS ACCEL VM_TIMEOUT APPEND
 
-.PHONY: help kernel assemble test demo vm-run clean distclean
+.PHONY: help kernel assemble test demo vm-run series series-check clean distclean
 
 help: ## Show this help
 	@echo "kmmscand harness targets:"
@@ -36,6 +36,13 @@ demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
 vm-run: ## Run PROG (static binary or script) with ARGS in the two-tier VM
 	@$(H)/build-kernel.sh >&2
 	@$(H)/vm-run.sh "$(PROG)" $(ARGS)
+
+series: ## Write the git format-patch series + cover letter to build/series/
+	@$(H)/assemble.sh >/dev/null
+	@python3 $(H)/series.py export build/series
+
+series-check: ## git am the series on pristine 6.12, build after each patch, lint
+	@$(H)/series-check.sh
 
 clean: ## Remove kernel build output (keeps the unpacked source)
 	rm -rf build/kbuild build/kbuild-* build/test build/vm-run build/demo

@@ -48,6 +48,9 @@ for p in $(grep -v '^#' patches/series 2>/dev/null | awk 'NF {print $1}'); do
 	fi
 done
 
+# The series description must cover every overlay file and patch.
+python3 "$HARNESS/series.py" verify-split >> "$host" || true
+
 # kselftests.
 "$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
 tests=()

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# series-check.sh -- `make series-check`: export the series, `git am` it onto
+# a pristine 6.12 tree and build after every patch, then run checkpatch
+# --strict on every patch, W=1 and sparse on the new objects, kernel-doc on
+# the new files, a CONFIG_KMMSCAND=n build, and the kselftest build.
+# Prints "ok"/"not ok" per check and the usual final count.
+source "$(dirname "$0")/lib.sh"
+need_pkgs "${BUILD_PKGS[@]}" sparse git
+"$HARNESS/assemble.sh" >/dev/null
+out=$BUILD/series-check
+series=$BUILD/series
+host=$out/host.txt
+rm -rf "$out/kbuild-n" "$host"; mkdir -p "$out"
+: > "$host"
+res() { echo "$1" >> "$host"; echo "$1" >&2; }
+start=$(date +%s)
+python3 "$HARNESS/series.py" export "$series" >/dev/null || { res "not ok series:export"; exit 1; }
+res "ok series:export"
+
+tree=$out/linux
+rm -rf "$tree"
+git clone -q "$BUILD/series-git" "$tree"
+git -C "$tree" checkout -q base
+git -C "$tree" config user.name check; git -C "$tree" config user.email check@localhost
+cc=gcc; command -v ccache >/dev/null && cc="ccache gcc"
+export CCACHE_BASEDIR=$out
+kobj=$out/kbuild
+mkdir -p "$kobj"
+frag=$HARNESS/config/kmmscand.config
+configure() { # configure KOBJ [extra fragment]
+	make -s -C "$tree" O="$1" tinyconfig >/dev/null
+	KCONFIG_CONFIG="$1/.config" "$tree/scripts/kconfig/merge_config.sh" -m -O "$1" \
+		"$1/.config" "$frag" "${@:2}" >/dev/null 2>&1
+	make -s -C "$tree" O="$1" olddefconfig >/dev/null
+}
+n=0
+for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
+	case "$(basename "$p")" in 0000-*) continue ;; esac
+	n=$((n + 1))
+	name=$(basename "$p")
+	if ! git -C "$tree" am -q "$p" >"$out/am.log" 2>&1; then
+		res "not ok series:am:$name: does not apply ($(head -1 "$out/am.log"))"
+		break
+	fi
+	configure "$kobj"
+	if make -s -C "$tree" O="$kobj" CC="$cc" -j"$JOBS" bzImage >"$out/build-$n.log" 2>&1; then
+		res "ok series:build-after:$name"
+	else
+		res "not ok series:build-after:$name: see $out/build-$n.log"
+	fi
+	if r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree "$p" 2>&1 |
+			grep -E '(ERROR|WARNING|CHECK):'); then
+		echo "$r" | sed 's/^/    /' >&2
+		res "not ok series:checkpatch:$name: $(echo "$r" | wc -l) issue(s)"
+	else
+		res "ok series:checkpatch:$name"
+	fi
+done
+# The final tree must use the whole fragment.
+configure "$kobj"
+new_c=$(cd "$tree" && git diff --name-only --diff-filter=A base HEAD -- 'mm/*.c')
+new_all=$(cd "$tree" && git diff --name-only --diff-filter=A base HEAD -- '*.c' '*.h' | grep -v '^tools/')
+objs=$(for f in $new_c; do echo "${f%.c}.o"; done)
+if [ -n "$objs" ]; then
+	for f in $new_c; do touch "$tree/$f"; done
+	make -s -C "$tree" O="$kobj" CC="$cc" W=1 C=2 -j"$JOBS" $objs >"$out/w1-sparse.log" 2>&1 || true
+	if grep -E 'warning|error' "$out/w1-sparse.log" | grep -v '^make' >/dev/null; then
+		grep -E 'warning|error' "$out/w1-sparse.log" | head -20 | sed 's/^/    /' >&2
+		res "not ok series:W=1+sparse: $(grep -cE 'warning|error' "$out/w1-sparse.log") warning(s) in new files"
+	else
+		res "ok series:W=1+sparse ($(echo $objs))"
+	fi
+fi
+# Touched upstream files: W=1 warnings that mention kmmscand.
+touched=$(cd "$tree" && git diff --name-only --diff-filter=M base HEAD -- '*.c' | grep -v '^tools/')
+tobjs=$(for f in $touched; do echo "${f%.c}.o"; done)
+if [ -n "$tobjs" ]; then
+	for f in $touched; do touch "$tree/$f"; done
+	make -s -C "$tree" O="$kobj" CC="$cc" W=1 -j"$JOBS" $tobjs >"$out/w1-touched.log" 2>&1 || true
+	if grep -iE 'warning' "$out/w1-touched.log" | grep -i kmmscand >/dev/null; then
+		res "not ok series:W=1-touched: warnings mentioning kmmscand (see $out/w1-touched.log)"
+	else
+		res "ok series:W=1-touched ($(echo $tobjs))"
+	fi
+fi
+kd=$( (cd "$tree" && perl scripts/kernel-doc -none -Wall $new_all) 2>&1 | grep -v '^$' || true)
+if [ -n "$kd" ]; then
+	echo "$kd" | head -20 | sed 's/^/    /' >&2
+	res "not ok series:kernel-doc: $(echo "$kd" | wc -l) issue(s)"
+else
+	res "ok series:kernel-doc"
+fi
+# CONFIG_KMMSCAND=n: the hooks must compile out.
+printf 'CONFIG_KMMSCAND=n\n' > "$out/off.config"
+mkdir -p "$out/kbuild-n"
+configure "$out/kbuild-n" "$out/off.config"
+if grep -q '^CONFIG_KMMSCAND=y' "$out/kbuild-n/.config"; then
+	res "not ok series:build-kmmscand-off: could not turn CONFIG_KMMSCAND off"
+elif make -s -C "$tree" O="$out/kbuild-n" CC="$cc" -j"$JOBS" bzImage >"$out/build-off.log" 2>&1; then
+	res "ok series:build-kmmscand-off"
+else
+	grep -E 'error' "$out/build-off.log" | head -10 | sed 's/^/    /' >&2
+	res "not ok series:build-kmmscand-off: see $out/build-off.log"
+fi
+# The selftests build with the kselftest Makefile.
+make -s -C "$tree" O="$kobj" headers >/dev/null 2>&1 || true
+if make -C "$tree/tools/testing/selftests/mm" O="$kobj" KHDR_INCLUDES="-isystem $kobj/usr/include" \
+		$(cd "$tree/tools/testing/selftests/mm" && ls kmmscand*.c 2>/dev/null | sed 's/\.c$//' | sed "s#^#$kobj/kselftest/mm/#") \
+		>"$out/selftests.log" 2>&1 && ! grep -q 'warning:' "$out/selftests.log"; then
+	res "ok series:selftests-build"
+else
+	grep -E 'warning|error' "$out/selftests.log" | head -10 | sed 's/^/    /' >&2
+	res "not ok series:selftests-build: see $out/selftests.log"
+fi
+log "series-check took $(( $(date +%s) - start ))s"
+python3 "$HARNESS/results.py" --host "$host"

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Cut the repo into a `git am`-able patch series, and check it.
+
+series.py export OUTDIR
+    Builds a git history on top of the pristine 6.12 source, one commit per
+    entry of patches/series-split.txt (the description of the split), and
+    writes `git format-patch --cover-letter` output to OUTDIR.
+series.py verify-split
+    Checks that every overlay file and every patch of patches/series is
+    used by exactly one entry of the split, in an order compatible with
+    patches/series.
+
+patches/series-split.txt format: entries start with a line "=== SUBJECT";
+then "files:" and "patches:" lines (space-separated, may repeat), then
+"body:" and the commit message body up to the next "===" line. The first
+entry, "=== cover: SUBJECT", is the cover letter; "@@BENCH@@" in its body is
+replaced by bench-results/latest/results.md when that exists.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
+PRISTINE = os.path.join(BUILD, "pristine")
+SPLIT = os.path.join(TOP, "patches", "series-split.txt")
+OVERLAY_DIRS = ["mm", "include", "kernel", "fs", "lib", "Documentation", "tools", "arch"]
+AUTHOR = os.environ.get("SERIES_AUTHOR", "kmmscand developers <linux-mm@kvack.org>")
+DATE = "Thu, 3 Dec 2026 12:00:00 +0000"
+
+
+def die(msg):
+    print(f"[series] error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def parse_split():
+    entries = []
+    cur = None
+    in_body = False
+    with open(SPLIT) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("=== "):
+                cur = {"subject": line[4:].strip(), "files": [], "patches": [], "body": []}
+                entries.append(cur)
+                in_body = False
+            elif cur is None:
+                continue
+            elif in_body:
+                cur["body"].append(line)
+            elif line.startswith("files:"):
+                cur["files"] += line[6:].split()
+            elif line.startswith("patches:"):
+                cur["patches"] += line[8:].split()
+            elif line.startswith("body:"):
+                in_body = True
+            elif line.strip() and not line.startswith("#"):
+                die(f"unexpected line in {SPLIT}: {line}")
+    if not entries or not entries[0]["subject"].startswith("cover:"):
+        die("the first entry of the split must be '=== cover: SUBJECT'")
+    for e in entries:
+        while e["body"] and not e["body"][-1].strip():
+            e["body"].pop()
+    return entries[0], entries[1:]
+
+
+def overlay_files():
+    out = subprocess.run(["git", "ls-files"] + OVERLAY_DIRS, cwd=TOP, check=True,
+                         capture_output=True, text=True).stdout.split()
+    return sorted(out)
+
+
+def quilt_series():
+    with open(os.path.join(TOP, "patches", "series")) as f:
+        return [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
+
+
+def verify_split():
+    cover, entries = parse_split()
+    problems = []
+    files = overlay_files()
+    quilt = quilt_series()
+    used_f, used_p = {}, {}
+    for i, e in enumerate(entries):
+        if not re.match(r"^[a-z0-9_/.-]+: \S", e["subject"]):
+            problems.append(f"subject '{e['subject']}' is not 'subsystem: summary'")
+        if not any(s.strip() for s in e["body"]):
+            problems.append(f"'{e['subject']}' has no body saying why")
+        for f in e["files"]:
+            if f in used_f:
+                problems.append(f"{f} is in two entries")
+            used_f[f] = i
+            if f not in files:
+                problems.append(f"{f} (in '{e['subject']}') is not a tracked overlay file")
+        for p in e["patches"]:
+            if p in used_p:
+                problems.append(f"{p} is in two entries")
+            used_p[p] = i
+            if p not in quilt:
+                problems.append(f"{p} (in '{e['subject']}') is not in patches/series")
+    for f in files:
+        if f not in used_f:
+            problems.append(f"overlay file {f} is in no entry of the split")
+    last = -1
+    for p in quilt:
+        if p not in used_p:
+            problems.append(f"patch {p} is in no entry of the split")
+        elif used_p[p] < last:
+            problems.append(f"patch {p} comes before an earlier patch of patches/series")
+        else:
+            last = used_p[p]
+    return cover, entries, problems
+
+
+def git(repo, *args, **kw):
+    return subprocess.run(["git", "-C", repo] + list(args), check=True,
+                          capture_output=True, text=True, **kw).stdout
+
+
+def export(outdir):
+    cover, entries, problems = verify_split()
+    if problems:
+        for p in problems:
+            print(f"[series] {p}", file=sys.stderr)
+        die("patches/series-split.txt does not describe the repo")
+    repo = os.path.join(BUILD, "series-git")
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        print("[series] creating a git repository of the pristine source (once)", file=sys.stderr)
+        tmp = repo + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["cp", "-a", PRISTINE, tmp], check=True)
+        env = dict(os.environ, GIT_AUTHOR_DATE=DATE, GIT_COMMITTER_DATE=DATE)
+        for args in (["init", "-q"], ["add", "-A", "-f"],
+                     ["-c", "user.name=base", "-c", "user.email=base@localhost",
+                      "commit", "-q", "-m", "Debian linux-source-6.12"]):
+            subprocess.run(["git", "-C", tmp] + args, check=True, env=env)
+        git(tmp, "tag", "base")
+        os.rename(tmp, repo)
+    git(repo, "checkout", "-q", "-f", "base")
+    git(repo, "clean", "-q", "-fdx")
+    git(repo, "checkout", "-q", "-B", "kmmscand")
+    name, _, email = AUTHOR.partition(" <")
+    email = email.rstrip(">")
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
+               GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email,
+               GIT_AUTHOR_DATE=DATE, GIT_COMMITTER_DATE=DATE)
+    for e in entries:
+        for f in e["files"]:
+            dst = os.path.join(repo, f)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.join(TOP, f), dst)
+        for p in e["patches"]:
+            r = subprocess.run(["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+                                "-s", "-i", os.path.join(TOP, "patches", p)],
+                               cwd=repo, capture_output=True, text=True)
+            if r.returncode:
+                die(f"patch {p} does not apply in series order:\n{r.stdout}{r.stderr}")
+        git(repo, "add", "-A", "-f")
+        msg = e["subject"] + "\n\n" + "\n".join(e["body"]) + f"\n\nSigned-off-by: {AUTHOR}\n"
+        subprocess.run(["git", "-C", repo, "commit", "-q", "-F", "-"], input=msg,
+                       text=True, check=True, env=env)
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(outdir)
+    git(repo, "format-patch", "-q", "--cover-letter", "--no-signature",
+        "-o", outdir, "base..kmmscand", env=env)
+    cl = [f for f in os.listdir(outdir) if f.startswith("0000-")][0]
+    path = os.path.join(outdir, cl)
+    with open(path) as f:
+        text = f.read()
+    body = "\n".join(cover["body"])
+    bench = os.path.join(TOP, "bench-results", "latest", "results.md")
+    table = open(bench).read().strip() if os.path.exists(bench) else \
+        "(run `make bench` to fill in the results table)"
+    body = body.replace("@@BENCH@@", table)
+    text = text.replace("*** SUBJECT HERE ***", cover["subject"][len("cover:"):].strip())
+    text = text.replace("*** BLURB HERE ***", body)
+    with open(path, "w") as f:
+        f.write(text)
+    for fn in sorted(os.listdir(outdir)):
+        print(os.path.join(outdir, fn))
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "export":
+        export(sys.argv[2])
+    elif len(sys.argv) == 2 and sys.argv[1] == "verify-split":
+        _, _, problems = verify_split()
+        for p in problems:
+            print(f"not ok series-split: {p}")
+        if not problems:
+            print("ok series-split")
+        return 1 if problems else 0
+    else:
+        print("usage: series.py export OUTDIR | series.py verify-split", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
