@@ -545,7 +545,7 @@ static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long addr,
 		w->young++;
 		w->thp_young++;
 	}
-	kmmscand_account(w, folio, addr & HPAGE_PMD_MASK, HPAGE_PMD_NR, young);
+	kmmscand_account(w, folio, addr & PMD_MASK, 1U << PMD_ORDER, young);
 	return young;
 }
 

@@ -459,7 +459,7 @@ static long kmmscand_migrate_once(void)
 
 	now = ktime_get_ns();
 	kmmscand_bucket_refill(&kmmscand_bucket, now, rate,
-			       max_t(unsigned int, batch, HPAGE_PMD_NR));
+			       max_t(unsigned int, batch, 1U << PMD_ORDER));
 	if (!kmmscand_bucket_take(&kmmscand_bucket, want)) {
 		u64 ns = kmmscand_bucket_wait_ns(&kmmscand_bucket, want, rate);
 

@@ -247,6 +247,14 @@ static int kmmscand_test_dist(int from, int to)
 	return 10 + 10 * abs(from - to);
 }
 
+static int kt_pick(const unsigned long *fp, unsigned int nr,
+		   const nodemask_t *allowed, const nodemask_t *top, int src,
+		   int override)
+{
+	return kmmscand_choose_target(fp, nr, allowed, top, src, override,
+				      kmmscand_test_dist);
+}
+
 static void kmmscand_test_target_footprint(struct kunit *test)
 {
 	unsigned long fp[4] = { 100, 300, 0, 0 };
@@ -260,16 +268,13 @@ static void kmmscand_test_target_footprint(struct kunit *test)
 	node_set(1, allowed);
 	node_set(3, allowed);
 	/* largest footprint wins over distance */
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
 	/* a node outside the top tier is never chosen */
 	fp[3] = 1000;
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
 	/* a disallowed node is never chosen, even with the largest footprint */
 	node_clear(1, allowed);
-	KUNIT_EXPECT_EQ(test, 0, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 3, -1));
 }
 
 static void kmmscand_test_target_ties(struct kunit *test)
@@ -284,11 +289,9 @@ static void kmmscand_test_target_ties(struct kunit *test)
 	node_set(0, allowed);
 	node_set(2, allowed);
 	/* equal footprint: nearest to the source (3 is next to 2) */
-	KUNIT_EXPECT_EQ(test, 2, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 2, kt_pick(fp, 4, &allowed, &top, 3, -1));
 	/* equal footprint and distance: lowest id */
-	KUNIT_EXPECT_EQ(test, 0, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 1, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 1, -1));
 }
 
 static void kmmscand_test_target_distance(struct kunit *test)
@@ -302,11 +305,9 @@ static void kmmscand_test_target_distance(struct kunit *test)
 	node_set(1, top);
 	nodes_setall(allowed);
 	/* no footprint anywhere: nearest top-tier node */
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
 	/* footprint array shorter than the node ids: counts as 0 */
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 1, &allowed, &top,
-							 3, -1, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 1, &allowed, &top, 3, -1));
 }
 
 static void kmmscand_test_target_override(struct kunit *test)
@@ -322,19 +323,14 @@ static void kmmscand_test_target_override(struct kunit *test)
 	node_set(1, allowed);
 	node_set(2, allowed);
 	/* valid override wins over the footprint */
-	KUNIT_EXPECT_EQ(test, 0, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 2, 0, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, 0));
 	/* override not in the top tier: automatic choice */
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 2, 2, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 2));
 	/* override not allowed for this mm/VMA: automatic choice */
 	node_clear(0, allowed);
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 2, 0, kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 0));
 	/* out of range override: automatic choice */
-	KUNIT_EXPECT_EQ(test, 1, kmmscand_choose_target(fp, 4, &allowed, &top,
-							 2, MAX_NUMNODES,
-							 kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, MAX_NUMNODES));
 }
 
 static void kmmscand_test_target_none(struct kunit *test)
@@ -349,19 +345,16 @@ static void kmmscand_test_target_none(struct kunit *test)
 	node_set(3, allowed);
 	/* only slow nodes allowed (mbind to the slow tier): no promotion */
 	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
-			kmmscand_choose_target(fp, 4, &allowed, &top, 3, 0,
-					       kmmscand_test_dist));
+			kt_pick(fp, 4, &allowed, &top, 3, 0));
 	/* nothing allowed at all */
 	nodes_clear(allowed);
 	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
-			kmmscand_choose_target(fp, 4, &allowed, &top, 3, -1,
-					       kmmscand_test_dist));
+			kt_pick(fp, 4, &allowed, &top, 3, -1));
 	/* no top tier at all */
 	nodes_setall(allowed);
 	nodes_clear(top);
 	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
-			kmmscand_choose_target(fp, 4, &allowed, &top, 3, -1,
-					       kmmscand_test_dist));
+			kt_pick(fp, 4, &allowed, &top, 3, -1));
 }
 
 static struct kunit_case kmmscand_migrate_cases[] = {
