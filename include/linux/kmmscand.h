@@ -28,18 +28,29 @@ void __kmmscand_exit(struct mm_struct *mm);
 int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
 bool kmmscand_promo_wmark_active(void);
 
+/*
+ * A new mm (fork or exec) is never registered yet, but mm_init() copies the
+ * parent's flags through MMF_INIT_MASK, and MMF_TOPDOWN_MASK is the int
+ * (1 << 31): sign extension makes the mask cover every bit from 31 up, our
+ * MMF_VM_KMMSCAND included.  Clear it, keep MMF_KMMSCAND_OFF (wanted).
+ */
+static inline void kmmscand_new_mm(struct mm_struct *mm)
+{
+	clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+	if (!test_bit(MMF_KMMSCAND_OFF, &mm->flags))
+		__kmmscand_enter(mm);
+}
+
 /* A child mm is scanned unless its parent opted out (MMF_INIT_MASK). */
 static inline void kmmscand_fork(struct mm_struct *mm, struct mm_struct *oldmm)
 {
-	if (!test_bit(MMF_KMMSCAND_OFF, &mm->flags))
-		__kmmscand_enter(mm);
+	kmmscand_new_mm(mm);
 }
 
 /* The mm installed by execve(); the opt-out survives exec. */
 static inline void kmmscand_execve(struct mm_struct *mm)
 {
-	if (!test_bit(MMF_KMMSCAND_OFF, &mm->flags))
-		__kmmscand_enter(mm);
+	kmmscand_new_mm(mm);
 }
 
 /* Called from __mmput() before exit_mmap(). */
