@@ -6,7 +6,10 @@
  * counters did and how much CPU the kmmscand kthreads used.
  *
  *   gcc -O2 -static -o kmmscand_smoke kmmscand_smoke.c
- *   ./kmmscand_smoke [seconds] [total_mb] [hot_mb]
+ *   ./kmmscand_smoke [seconds] [total_mb] [hot_mb] [warmup_s]
+ *
+ * Counters and kthread CPU are sampled after warmup_s (default 0), so that
+ * the first passes over freshly written memory can be left out.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -137,9 +140,11 @@ int main(int argc, char **argv)
 	int secs = argc > 1 ? atoi(argv[1]) : 30;
 	size_t total = (argc > 2 ? atol(argv[2]) : 64) << 20;
 	size_t hot = (argc > 3 ? atol(argv[3]) : 8) << 20;
+	int warmup = argc > 4 ? atoi(argv[4]) : 0;
+	int sampled = 0;
 	unsigned long node1 = 2;
 	struct counters before, after;
-	long long t0s, t0m, t1s, t1m;
+	long long t0s = -1, t0m = -1, t1s, t1m;
 	int h0, h1, ho, c0, c1, co;
 	double start, last = 0;
 	char *buf;
@@ -163,11 +168,14 @@ int main(int argc, char **argv)
 	printf("start: hot node0=%d node1=%d; cold node0=%d node1=%d\n",
 	       h0, h1, c0, c1);
 
-	read_vmstat(&before);
-	t0s = kthread_ticks("kmmscand");
-	t0m = kthread_ticks("kmmscand_migrate");
 	start = now();
 	while (now() - start < secs) {
+		if (!sampled && now() - start >= warmup) {
+			read_vmstat(&before);
+			t0s = kthread_ticks("kmmscand");
+			t0m = kthread_ticks("kmmscand_migrate");
+			sampled = 1;
+		}
 		for (size_t off = 0; off < hot; off += page_size)
 			buf[off]++;
 		if (now() - last >= 2) {
@@ -187,7 +195,7 @@ int main(int argc, char **argv)
 	where(buf + hot, total - hot, &c0, &c1, &co);
 	printf("end:   hot node0=%d node1=%d other=%d; cold node0=%d node1=%d other=%d\n",
 	       h0, h1, ho, c0, c1, co);
-	printf("vmstat deltas over %d s:\n", secs);
+	printf("vmstat deltas over the last %d s:\n", secs - warmup);
 	for (int i = 0; i < after.n; i++)
 		printf("  %-28s %llu\n", after.name[i],
 		       after.val[i] - counter(&before, after.name[i]));
