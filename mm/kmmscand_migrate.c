@@ -11,8 +11,8 @@
  * folio, isolates it and calls migrate_pages() once per target node.  It
  * holds back (defers) a batch when
  *  - the token bucket of promote_rate_limit_mbps is empty,
- *  - the target node has no zone above WMARK_PROMO + batch (kswapd is
- *    woken, as NUMA balancing does), or
+ *  - the target node has no zone above WMARK_HIGH + batch (kswapd, woken
+ *    below WMARK_PROMO + batch, refills; see kmmscand_node_has_room()), or
  *  - the target node demoted at least as many pages as we promoted to it
  *    in the last second (promotion would only feed demotion: ping-pong).
  */
@@ -240,15 +240,28 @@ static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
 }
 
 /*
- * Watermark guard.  The node has room if one of its zones stays above
- * WMARK_PROMO after @nr more pages: this is kswapd's own notion of a
- * balanced node (pgdat_balanced() is satisfied by any zone), so waiting
- * for every zone (ZONE_DMA included) could defer for ever.  Otherwise wake
- * kswapd on the highest zone and defer.
+ * Watermark guard.
+ *
+ * While kmmscand promotes, kswapd keeps the top-tier nodes up to
+ * WMARK_PROMO (mm/vmscan.c, as for NUMA balancing's tiering mode); the
+ * band between WMARK_HIGH and WMARK_PROMO is what promotion may use:
+ *
+ *  - if no zone of the node would stay above WMARK_PROMO after @nr more
+ *    pages, wake kswapd on the highest zone so that it refills the band;
+ *  - if no zone would even stay above WMARK_HIGH, defer the batch.
+ *
+ * "No zone" rather than "any zone" because kswapd itself calls a node
+ * balanced when one zone meets the mark (pgdat_balanced()); waiting for
+ * every zone, ZONE_DMA included, could defer for ever.  Deferring below
+ * WMARK_PROMO + @nr instead, as a first version did, stalled promotion in
+ * the VM: kswapd stops at WMARK_PROMO, so free memory sat a few hundred
+ * pages above it, below WMARK_PROMO + a 512-page batch, and 326 batches
+ * in a row were deferred while only 19 pages moved.
  */
 static bool kmmscand_node_has_room(int nid, unsigned long nr)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
+	bool above_promo = false, above_high = false;
 	struct zone *top = NULL;
 	int z;
 
@@ -260,12 +273,17 @@ static bool kmmscand_node_has_room(int nid, unsigned long nr)
 		if (!top)
 			top = zone;
 		if (zone_watermark_ok(zone, 0, promo_wmark_pages(zone) + nr,
+				      ZONE_MOVABLE, 0)) {
+			above_promo = true;
+			break;
+		}
+		if (zone_watermark_ok(zone, 0, high_wmark_pages(zone) + nr,
 				      ZONE_MOVABLE, 0))
-			return true;
+			above_high = true;
 	}
-	if (top)
+	if (!above_promo && top)
 		wakeup_kswapd(top, 0, 0, ZONE_MOVABLE);
-	return false;
+	return above_promo || above_high;
 }
 
 /* In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from. */
