@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM kmmscand
+
+#if !defined(_TRACE_KMMSCAND_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _TRACE_KMMSCAND_H
+
+#include <linux/kmmscand.h>
+#include <linux/tracepoint.h>
+
+/*
+ * Every event identifies an address space only by its mm pointer, printed
+ * hashed (%p) so that events of one mm can be correlated without leaking
+ * kernel addresses.  No task names: the mm outlives its tasks and comm is
+ * meaningless from a kernel thread.
+ */
+
+DECLARE_EVENT_CLASS(kmmscand_mm,
+
+	TP_PROTO(struct mm_struct *mm),
+
+	TP_ARGS(mm),
+
+	TP_STRUCT__entry(
+		__field(const void *, mm)
+	),
+
+	TP_fast_assign(
+		__entry->mm = mm;
+	),
+
+	TP_printk("mm=%p", __entry->mm)
+);
+
+DEFINE_EVENT(kmmscand_mm, mm_enter,
+	TP_PROTO(struct mm_struct *mm),
+	TP_ARGS(mm)
+);
+
+DEFINE_EVENT(kmmscand_mm, mm_exit,
+	TP_PROTO(struct mm_struct *mm),
+	TP_ARGS(mm)
+);
+
+TRACE_EVENT(scan_start,
+
+	TP_PROTO(struct mm_struct *mm, unsigned int period_ms,
+		 unsigned int budget),
+
+	TP_ARGS(mm, period_ms, budget),
+
+	TP_STRUCT__entry(
+		__field(const void *, mm)
+		__field(unsigned int, period_ms)
+		__field(unsigned int, budget)
+	),
+
+	TP_fast_assign(
+		__entry->mm = mm;
+		__entry->period_ms = period_ms;
+		__entry->budget = budget;
+	),
+
+	TP_printk("mm=%p period_ms=%u budget=%u",
+		  __entry->mm, __entry->period_ms, __entry->budget)
+);
+
+TRACE_EVENT(scan_end,
+
+	TP_PROTO(struct mm_struct *mm, unsigned long scanned,
+		 unsigned long pmd_skipped, unsigned long young,
+		 unsigned long candidates, unsigned int period_ms,
+		 unsigned int budget),
+
+	TP_ARGS(mm, scanned, pmd_skipped, young, candidates, period_ms, budget),
+
+	TP_STRUCT__entry(
+		__field(const void *, mm)
+		__field(unsigned long, scanned)
+		__field(unsigned long, pmd_skipped)
+		__field(unsigned long, young)
+		__field(unsigned long, candidates)
+		__field(unsigned int, period_ms)
+		__field(unsigned int, budget)
+	),
+
+	TP_fast_assign(
+		__entry->mm = mm;
+		__entry->scanned = scanned;
+		__entry->pmd_skipped = pmd_skipped;
+		__entry->young = young;
+		__entry->candidates = candidates;
+		__entry->period_ms = period_ms;
+		__entry->budget = budget;
+	),
+
+	TP_printk("mm=%p scanned=%lu pmd_skipped=%lu young=%lu candidates=%lu period_ms=%u budget=%u",
+		  __entry->mm, __entry->scanned, __entry->pmd_skipped,
+		  __entry->young, __entry->candidates, __entry->period_ms,
+		  __entry->budget)
+);
+
+#define KMMSCAND_DROP_REASONS				\
+	EM(KMMSCAND_DROP_FULL,		"queue_full")	\
+	EM(KMMSCAND_DROP_EXIT,		"exit")		\
+	EM(KMMSCAND_DROP_OPTOUT,	"opt_out")	\
+	EM(KMMSCAND_DROP_OFF,		"off")		\
+	EMe(KMMSCAND_DROP_DEFER,	"defer_full")
+
+#define KMMSCAND_THROTTLE_REASONS				\
+	EM(KMMSCAND_THROTTLE_RATELIMIT,	"ratelimit")		\
+	EM(KMMSCAND_THROTTLE_WATERMARK,	"watermark")		\
+	EMe(KMMSCAND_THROTTLE_DEMOTION,	"demotion")
+
+#undef EM
+#undef EMe
+#define EM(a, b)	TRACE_DEFINE_ENUM(a);
+#define EMe(a, b)	TRACE_DEFINE_ENUM(a);
+
+KMMSCAND_DROP_REASONS
+KMMSCAND_THROTTLE_REASONS
+
+#undef EM
+#undef EMe
+#define EM(a, b)	{ a, b },
+#define EMe(a, b)	{ a, b }
+
+TRACE_EVENT(candidate_drop,
+
+	TP_PROTO(unsigned long pfn, int nid, int reason),
+
+	TP_ARGS(pfn, nid, reason),
+
+	TP_STRUCT__entry(
+		__field(unsigned long, pfn)
+		__field(int, nid)
+		__field(int, reason)
+	),
+
+	TP_fast_assign(
+		__entry->pfn = pfn;
+		__entry->nid = nid;
+		__entry->reason = reason;
+	),
+
+	TP_printk("pfn=0x%lx nid=%d reason=%s", __entry->pfn, __entry->nid,
+		  __print_symbolic(__entry->reason, KMMSCAND_DROP_REASONS))
+);
+
+TRACE_EVENT(migrate_batch,
+
+	TP_PROTO(unsigned int nr, unsigned int succeeded, unsigned int failed,
+		 int target_nid, int reason),
+
+	TP_ARGS(nr, succeeded, failed, target_nid, reason),
+
+	TP_STRUCT__entry(
+		__field(unsigned int, nr)
+		__field(unsigned int, succeeded)
+		__field(unsigned int, failed)
+		__field(int, target_nid)
+		__field(int, reason)
+	),
+
+	TP_fast_assign(
+		__entry->nr = nr;
+		__entry->succeeded = succeeded;
+		__entry->failed = failed;
+		__entry->target_nid = target_nid;
+		__entry->reason = reason;
+	),
+
+	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%d",
+		  __entry->nr, __entry->succeeded, __entry->failed,
+		  __entry->target_nid, __entry->reason)
+);
+
+TRACE_EVENT(throttle,
+
+	TP_PROTO(int reason, int target_nid, unsigned int nr),
+
+	TP_ARGS(reason, target_nid, nr),
+
+	TP_STRUCT__entry(
+		__field(int, reason)
+		__field(int, target_nid)
+		__field(unsigned int, nr)
+	),
+
+	TP_fast_assign(
+		__entry->reason = reason;
+		__entry->target_nid = target_nid;
+		__entry->nr = nr;
+	),
+
+	TP_printk("reason=%s target_nid=%d nr=%u",
+		  __print_symbolic(__entry->reason, KMMSCAND_THROTTLE_REASONS),
+		  __entry->target_nid, __entry->nr)
+);
+
+#endif /* _TRACE_KMMSCAND_H */
+
+/* This part must be outside protection */
+#include <trace/define_trace.h>

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand_migrate: promote the hot slow-tier folios found by kmmscand.
+ *
+ * The scanner hands candidates over through a bounded queue: a folio with a
+ * reference, the mm it was found in (an opaque key for purging, never
+ * dereferenced here), the target node and its size.  It never blocks: when
+ * the queue is full the candidate is dropped.
+ *
+ * This thread takes up to migrate_batch pages at a time, revalidates each
+ * folio, isolates it and calls migrate_pages() once per target node.  It
+ * holds back (defers) a batch when
+ *  - the token bucket of promote_rate_limit_mbps is empty,
+ *  - the target node has no zone above WMARK_HIGH + batch (kswapd, woken
+ *    below WMARK_PROMO + batch, refills; see kmmscand_node_has_room()), or
+ *  - the target node demoted at least as many pages as we promoted to it
+ *    in the last second (promotion would only feed demotion: ping-pong).
+ */
+
+#define pr_fmt(fmt) "kmmscand: " fmt
+
+#include <linux/freezer.h>
+#include <linux/gfp.h>
+#include <linux/kmmscand.h>
+#include <linux/kthread.h>
+#include <linux/memory-tiers.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/sort.h>
+#include <linux/timekeeping.h>
+#include <linux/vmstat.h>
+#include <linux/wait.h>
+
+#include "internal.h"
+#include "kmmscand_internal.h"
+#include "kmmscand_policy.h"
+
+#include <trace/events/kmmscand.h>
+
+/* In-flight entry still to be processed (see struct kmmscand_cand.gone). */
+#define KMMSCAND_ALIVE		(-1)
+
+/**
+ * struct kmmscand_cand - a queued promotion candidate
+ * @folio: the folio, with a reference taken by the scanner
+ * @mm: the mm it was found in; a key for purging, never dereferenced
+ * @nid: the target node chosen by the scanner
+ * @nr: pages in @folio
+ * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
+ *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
+ */
+struct kmmscand_cand {
+	struct folio *folio;
+	struct mm_struct *mm;
+	int nid;
+	unsigned int nr;
+	int gone;
+};
+
+/*
+ * The ring of queued candidates and the batch in flight.  Both under
+ * kmmscand_queue_lock; the batch contents other than @gone also belong to
+ * the migrator, which holds kmmscand_batch_mutex while a batch is out.
+ */
+static struct kmmscand_cand *kmmscand_ring;
+static unsigned int kmmscand_ring_head;
+static unsigned int kmmscand_ring_len;
+static unsigned long kmmscand_ring_pages;
+static struct kmmscand_cand *kmmscand_batch;
+static unsigned int kmmscand_batch_len;
+/* ring + batch entries; read locklessly to skip purging an empty queue */
+static unsigned int kmmscand_nr_held;
+static DEFINE_SPINLOCK(kmmscand_queue_lock);
+static DEFINE_MUTEX(kmmscand_batch_mutex);
+
+static struct task_struct *kmmscand_migrate_thread __read_mostly;
+static DECLARE_WAIT_QUEUE_HEAD(kmmscand_migrate_wait);
+static bool kmmscand_migrate_kick;
+
+static struct kmmscand_bucket kmmscand_bucket;
+
+/* Per target node: promotions and demotions over the last second. */
+struct kmmscand_node_rate {
+	u64 window_start;
+	unsigned long promoted;		/* total pages promoted to the node */
+	unsigned long promoted_base;
+	unsigned long demoted_base;
+	unsigned long promoted_last;	/* in the last complete window */
+	unsigned long demoted_last;
+};
+
+static struct kmmscand_node_rate *kmmscand_node_rate;
+
+static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
+{
+	return &kmmscand_ring[(kmmscand_ring_head + i) % KMMSCAND_QUEUE_LEN];
+}
+
+/**
+ * kmmscand_queue_folio - offer a hot folio for promotion
+ * @folio: the folio; the caller holds the PTL of a mapping of it
+ * @mm: the mm it was found in (key only)
+ * @nid: target node
+ * @nr: pages in @folio
+ *
+ * Never blocks.  Takes a folio reference that the migrator drops.
+ *
+ * Return: true if queued, false if the queue is full.
+ */
+bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
+			  int nid, unsigned int nr)
+{
+	struct kmmscand_cand *e;
+
+	spin_lock(&kmmscand_queue_lock);
+	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN || !folio_try_get(folio)) {
+		spin_unlock(&kmmscand_queue_lock);
+		return false;
+	}
+	e = kmmscand_ring_at(kmmscand_ring_len);
+	e->folio = folio;
+	e->mm = mm;
+	e->nid = nid;
+	e->nr = nr;
+	e->gone = KMMSCAND_ALIVE;
+	kmmscand_ring_len++;
+	kmmscand_ring_pages += nr;
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
+	spin_unlock(&kmmscand_queue_lock);
+	return true;
+}
+
+/**
+ * kmmscand_queue_purge - drop the queued candidates of an mm
+ * @mm: the mm (key only), or NULL for all
+ * @why: KMMSCAND_DROP_EXIT, _OPTOUT or _OFF
+ *
+ * Candidates already taken into a batch are marked so that the migrator
+ * skips them.  For an opt-out, also waits until a batch in flight has
+ * finished, so that no page of the mm is promoted after this returns.
+ */
+void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
+{
+	unsigned int i, kept = 0, dropped = 0;
+
+	if (!READ_ONCE(kmmscand_nr_held))
+		goto wait;
+
+	spin_lock(&kmmscand_queue_lock);
+	for (i = 0; i < kmmscand_ring_len; i++) {
+		struct kmmscand_cand *e = kmmscand_ring_at(i);
+
+		if (mm && e->mm != mm) {
+			if (kept != i)
+				*kmmscand_ring_at(kept) = *e;
+			kept++;
+			continue;
+		}
+		trace_candidate_drop(folio_pfn(e->folio), folio_nid(e->folio),
+				     why);
+		kmmscand_ring_pages -= e->nr;
+		/* Cannot be the last reference while mapped; never sleeps. */
+		folio_put(e->folio);
+		dropped++;
+	}
+	kmmscand_ring_len = kept;
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
+	for (i = 0; i < kmmscand_batch_len; i++)
+		if (!mm || kmmscand_batch[i].mm == mm)
+			WRITE_ONCE(kmmscand_batch[i].gone, why);
+	spin_unlock(&kmmscand_queue_lock);
+
+	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
+			KMMSCAND_FAIL_STALE, dropped);
+wait:
+	if (why == KMMSCAND_DROP_OPTOUT) {
+		mutex_lock(&kmmscand_batch_mutex);
+		mutex_unlock(&kmmscand_batch_mutex);
+	}
+}
+
+/* Put a deferred candidate back at the head of the ring, or drop it. */
+static void kmmscand_requeue(struct kmmscand_cand *e)
+{
+	spin_lock(&kmmscand_queue_lock);
+	if (e->gone == KMMSCAND_ALIVE &&
+	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
+		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
+				     KMMSCAND_QUEUE_LEN;
+		*kmmscand_ring_at(0) = *e;
+		kmmscand_ring_len++;
+		kmmscand_ring_pages += e->nr;
+		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
+		e->folio = NULL;
+	}
+	spin_unlock(&kmmscand_queue_lock);
+	if (e->folio) {
+		trace_candidate_drop(folio_pfn(e->folio), folio_nid(e->folio),
+				     KMMSCAND_DROP_DEFER);
+		if (e->gone == KMMSCAND_ALIVE)
+			count_vm_event(KMMSCAND_CANDIDATE_DROP);
+		else
+			count_vm_event(e->gone == KMMSCAND_DROP_EXIT ?
+				       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
+		folio_put(e->folio);
+		e->folio = NULL;
+	}
+}
+
+/**
+ * kmmscand_migrate_wake - tell the migrator that there is work
+ * @tunables: a tunable changed; also cut short a throttling sleep
+ *
+ * New candidates only wake the migrator when it is idle, so a migrator
+ * held back by the rate limit or a guard is not woken on every round.
+ */
+void kmmscand_migrate_wake(bool tunables)
+{
+	if (tunables)
+		WRITE_ONCE(kmmscand_migrate_kick, true);
+	wake_up_interruptible(&kmmscand_migrate_wait);
+}
+
+/* Like alloc_misplaced_dst_folio(): on @nid only, no direct reclaim. */
+static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
+{
+	int nid = (int)data;
+	int order = folio_order(src);
+	gfp_t gfp = __GFP_THISNODE;
+
+	if (order > 0) {
+		gfp |= GFP_TRANSHUGE_LIGHT;
+	} else {
+		gfp |= GFP_HIGHUSER_MOVABLE | __GFP_NOMEMALLOC | __GFP_NORETRY |
+		       __GFP_NOWARN;
+		gfp &= ~__GFP_RECLAIM;
+	}
+	return __folio_alloc_node(gfp, order, nid);
+}
+
+/*
+ * Watermark guard.
+ *
+ * While kmmscand promotes, kswapd keeps the top-tier nodes up to
+ * WMARK_PROMO (mm/vmscan.c, as for NUMA balancing's tiering mode); the
+ * band between WMARK_HIGH and WMARK_PROMO is what promotion may use:
+ *
+ *  - if no zone of the node would stay above WMARK_PROMO after @nr more
+ *    pages, wake kswapd on the highest zone so that it refills the band;
+ *  - if no zone would even stay above WMARK_HIGH, defer the batch.
+ *
+ * "No zone" rather than "any zone" because kswapd itself calls a node
+ * balanced when one zone meets the mark (pgdat_balanced()); waiting for
+ * every zone, ZONE_DMA included, could defer for ever.  Deferring below
+ * WMARK_PROMO + @nr instead, as a first version did, stalled promotion in
+ * the VM: kswapd stops at WMARK_PROMO, so free memory sat a few hundred
+ * pages above it, below WMARK_PROMO + a 512-page batch, and 326 batches
+ * in a row were deferred while only 19 pages moved.
+ */
+static bool kmmscand_node_has_room(int nid, unsigned long nr)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	bool above_promo = false, above_high = false;
+	struct zone *top = NULL;
+	int z;
+
+	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (!managed_zone(zone))
+			continue;
+		if (!top)
+			top = zone;
+		if (zone_watermark_ok(zone, 0, promo_wmark_pages(zone) + nr,
+				      ZONE_MOVABLE, 0)) {
+			above_promo = true;
+			break;
+		}
+		if (zone_watermark_ok(zone, 0, high_wmark_pages(zone) + nr,
+				      ZONE_MOVABLE, 0))
+			above_high = true;
+	}
+	if (!above_promo && top)
+		wakeup_kswapd(top, 0, 0, ZONE_MOVABLE);
+	return above_promo || above_high;
+}
+
+/* In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from. */
+static unsigned long kmmscand_node_demoted(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+
+	return node_page_state(pgdat, PGDEMOTE_KSWAPD) +
+	       node_page_state(pgdat, PGDEMOTE_DIRECT) +
+	       node_page_state(pgdat, PGDEMOTE_KHUGEPAGED);
+}
+
+/*
+ * Ping-pong guard: true if in the last complete one-second window the node
+ * demoted at least as many pages as we promoted to it, both nonzero.
+ */
+static bool kmmscand_node_pingpong(int nid, u64 now)
+{
+	struct kmmscand_node_rate *r = &kmmscand_node_rate[nid];
+
+	if (now - r->window_start >= NSEC_PER_SEC) {
+		unsigned long demoted = kmmscand_node_demoted(nid);
+
+		r->demoted_last = demoted - r->demoted_base;
+		r->promoted_last = r->promoted - r->promoted_base;
+		/* An old window says nothing about the last second. */
+		if (now - r->window_start >= 2 * NSEC_PER_SEC) {
+			r->demoted_last = 0;
+			r->promoted_last = 0;
+		}
+		r->demoted_base = demoted;
+		r->promoted_base = r->promoted;
+		r->window_start = now;
+	}
+	return r->demoted_last && r->promoted_last &&
+	       r->demoted_last >= r->promoted_last;
+}
+
+static bool kmmscand_still_eligible(struct folio *folio, int target)
+{
+	int nid = folio_nid(folio);
+
+	if (!folio_mapped(folio) || nid == target || node_is_toptier(nid))
+		return false;
+	if (folio_maybe_dma_pinned(folio) || folio_test_ksm(folio) ||
+	    folio_test_writeback(folio) || folio_test_hugetlb(folio))
+		return false;
+	/* Async migration of dirty file folios mostly fails; as NUMA balancing. */
+	if (folio_is_file_lru(folio) && folio_test_dirty(folio))
+		return false;
+	return node_state(target, N_MEMORY) && node_is_toptier(target);
+}
+
+static int kmmscand_cand_cmp(const void *a, const void *b)
+{
+	const struct kmmscand_cand *x = a, *y = b;
+
+	if (x->nid != y->nid)
+		return x->nid < y->nid ? -1 : 1;
+	if (x->mm != y->mm)
+		return (unsigned long)x->mm < (unsigned long)y->mm ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Promote the candidates [first, last) of the batch, all towards @nid.
+ * Returns the pages that were deferred (put back to the queue).
+ */
+static unsigned long kmmscand_promote_group(unsigned int first,
+					    unsigned int last, int nid, u64 now)
+{
+	unsigned long pages = 0, isolated = 0;
+	unsigned int i, nr_folios = 0, nr_succeeded = 0;
+	int reason = -1, ret;
+	LIST_HEAD(folios);
+
+	for (i = first; i < last; i++)
+		pages += kmmscand_batch[i].nr;
+
+	if (!node_state(nid, N_MEMORY) || !node_is_toptier(nid))
+		reason = -2;	/* target gone: all stale below */
+	else if (!kmmscand_node_has_room(nid, pages))
+		reason = KMMSCAND_THROTTLE_WATERMARK;
+	else if (kmmscand_node_pingpong(nid, now))
+		reason = KMMSCAND_THROTTLE_DEMOTION;
+
+	if (reason >= 0) {
+		count_vm_event(reason == KMMSCAND_THROTTLE_WATERMARK ?
+			       KMMSCAND_DEFER_WATERMARK :
+			       KMMSCAND_DEFER_DEMOTION);
+		trace_throttle(reason, nid, pages);
+		for (i = last; i > first; i--)
+			kmmscand_requeue(&kmmscand_batch[i - 1]);
+		return pages;
+	}
+
+	for (i = first; i < last; i++) {
+		struct kmmscand_cand *e = &kmmscand_batch[i];
+		struct folio *folio = e->folio;
+		int gone = READ_ONCE(e->gone);
+
+		e->folio = NULL;
+		if (gone != KMMSCAND_ALIVE || reason == -2 ||
+		    !kmmscand_still_eligible(folio, nid)) {
+			count_vm_event(gone == KMMSCAND_DROP_EXIT ?
+				       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
+			folio_put(folio);
+			continue;
+		}
+		if (!folio_isolate_lru(folio)) {
+			count_vm_event(KMMSCAND_FAIL_ISOLATE);
+			folio_put(folio);
+			continue;
+		}
+		node_stat_mod_folio(folio,
+				    NR_ISOLATED_ANON + folio_is_file_lru(folio),
+				    folio_nr_pages(folio));
+		/* The isolation holds its own reference now. */
+		folio_put(folio);
+		list_add_tail(&folio->lru, &folios);
+		isolated += e->nr;
+		nr_folios++;
+		/* Remember which entries made it to migrate_pages(). */
+		e->nr = 0;
+	}
+	if (list_empty(&folios))
+		return 0;
+
+	ret = migrate_pages(&folios, kmmscand_alloc_dst, NULL, nid,
+			    MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr_succeeded);
+	if (!list_empty(&folios))
+		putback_movable_pages(&folios);
+	if (ret < 0)
+		ret = nr_folios;
+
+	count_vm_event(KMMSCAND_PROMOTE_BATCH);
+	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
+	count_vm_events(KMMSCAND_FAIL_MIGRATE, ret);
+	kmmscand_node_rate[nid].promoted += nr_succeeded;
+	trace_migrate_batch(nr_folios, nr_succeeded, ret, nid,
+			    MR_NUMA_MISPLACED);
+
+	/* Nothing moved: let the mms involved back off this target. */
+	if (!nr_succeeded) {
+		struct mm_struct *prev = NULL;
+
+		for (i = first; i < last; i++) {
+			struct kmmscand_cand *e = &kmmscand_batch[i];
+
+			if (e->nr || e->mm == prev)
+				continue;
+			prev = e->mm;
+			kmmscand_target_failed(e->mm, nid);
+		}
+	}
+	return 0;
+}
+
+/* Drop everything queued: kmmscand was disabled or the rate set to 0. */
+static void kmmscand_drain_all(void)
+{
+	kmmscand_queue_purge(NULL, KMMSCAND_DROP_OFF);
+}
+
+/*
+ * Run one batch if possible.  Returns 0 to go on at once, or the number of
+ * jiffies to sleep (MAX_SCHEDULE_TIMEOUT: until woken).
+ */
+static long kmmscand_migrate_once(void)
+{
+	unsigned int rate = READ_ONCE(kmmscand_promote_rate_mbps);
+	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
+	unsigned long want, pulled = 0, deferred = 0;
+	unsigned int i, n = 0;
+	u64 now;
+
+	if (!READ_ONCE(kmmscand_enabled) || !rate) {
+		kmmscand_drain_all();
+		return MAX_SCHEDULE_TIMEOUT;
+	}
+
+	spin_lock(&kmmscand_queue_lock);
+	if (!kmmscand_ring_len) {
+		spin_unlock(&kmmscand_queue_lock);
+		return MAX_SCHEDULE_TIMEOUT;
+	}
+	/* A batch holds at least one folio, even a THP larger than batch. */
+	want = min_t(unsigned long, kmmscand_ring_pages,
+		     max_t(unsigned long, batch, kmmscand_ring_at(0)->nr));
+	spin_unlock(&kmmscand_queue_lock);
+
+	now = ktime_get_ns();
+	kmmscand_bucket_refill(&kmmscand_bucket, now, rate,
+			       max_t(unsigned int, batch, 1U << PMD_ORDER));
+	if (!kmmscand_bucket_take(&kmmscand_bucket, want)) {
+		u64 ns = kmmscand_bucket_wait_ns(&kmmscand_bucket, want, rate);
+
+		count_vm_event(KMMSCAND_DEFER_RATELIMIT);
+		trace_throttle(KMMSCAND_THROTTLE_RATELIMIT, NUMA_NO_NODE, want);
+		return max_t(long, nsecs_to_jiffies(ns), 1);
+	}
+
+	mutex_lock(&kmmscand_batch_mutex);
+	spin_lock(&kmmscand_queue_lock);
+	while (kmmscand_ring_len && n < KMMSCAND_BATCH_MAX) {
+		struct kmmscand_cand *e = kmmscand_ring_at(0);
+
+		if (n && pulled + e->nr > want)
+			break;
+		kmmscand_batch[n++] = *e;
+		pulled += e->nr;
+		kmmscand_ring_pages -= e->nr;
+		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
+		kmmscand_ring_len--;
+	}
+	kmmscand_batch_len = n;
+	spin_unlock(&kmmscand_queue_lock);
+
+	/* Unused tokens go back (the queue may have shrunk meanwhile). */
+	if (pulled < want)
+		kmmscand_bucket.tokens += want - pulled;
+
+	lru_add_drain();
+	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
+	     NULL);
+	for (i = 0; i < n; ) {
+		unsigned int j = i + 1;
+
+		while (j < n && kmmscand_batch[j].nid == kmmscand_batch[i].nid)
+			j++;
+		deferred += kmmscand_promote_group(i, j, kmmscand_batch[i].nid,
+						   now);
+		i = j;
+		cond_resched();
+	}
+
+	spin_lock(&kmmscand_queue_lock);
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
+	kmmscand_batch_len = 0;
+	spin_unlock(&kmmscand_queue_lock);
+	mutex_unlock(&kmmscand_batch_mutex);
+
+	if (deferred) {
+		kmmscand_bucket.tokens += deferred;
+		/* Let kswapd or the demotion window make progress. */
+		return max_t(long, HZ / 10, 1);
+	}
+	return 0;
+}
+
+static bool kmmscand_migrate_idle;
+
+static bool kmmscand_migrate_wake_cond(void)
+{
+	return kthread_should_stop() || READ_ONCE(kmmscand_migrate_kick) ||
+	       (kmmscand_migrate_idle && READ_ONCE(kmmscand_nr_held));
+}
+
+static int kmmscand_migrate(void *unused)
+{
+	long timeout;
+
+	set_freezable();
+	while (!kthread_should_stop()) {
+		WRITE_ONCE(kmmscand_migrate_kick, false);
+		timeout = kmmscand_migrate_once();
+		if (!timeout) {
+			cond_resched();
+			try_to_freeze();
+			continue;
+		}
+		kmmscand_migrate_idle = timeout == MAX_SCHEDULE_TIMEOUT;
+		wait_event_freezable_timeout(kmmscand_migrate_wait,
+					     kmmscand_migrate_wake_cond(),
+					     timeout);
+	}
+	return 0;
+}
+
+/**
+ * kmmscand_migrate_init - allocate the queue and start the migrator thread
+ *
+ * Return: 0 or a negative errno.
+ */
+int __init kmmscand_migrate_init(void)
+{
+	struct task_struct *t;
+
+	kmmscand_ring = kvcalloc(KMMSCAND_QUEUE_LEN, sizeof(*kmmscand_ring),
+				 GFP_KERNEL);
+	kmmscand_batch = kvcalloc(KMMSCAND_BATCH_MAX, sizeof(*kmmscand_batch),
+				  GFP_KERNEL);
+	kmmscand_node_rate = kcalloc(nr_node_ids, sizeof(*kmmscand_node_rate),
+				     GFP_KERNEL);
+	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_node_rate)
+		goto nomem;
+
+	t = kthread_run(kmmscand_migrate, NULL, "kmmscand_migrate");
+	if (IS_ERR(t)) {
+		pr_err("failed to start the migration thread: %ld\n",
+		       PTR_ERR(t));
+		kvfree(kmmscand_ring);
+		kvfree(kmmscand_batch);
+		kfree(kmmscand_node_rate);
+		return PTR_ERR(t);
+	}
+	kmmscand_migrate_thread = t;
+	return 0;
+nomem:
+	kvfree(kmmscand_ring);
+	kvfree(kmmscand_batch);
+	kfree(kmmscand_node_rate);
+	return -ENOMEM;
+}

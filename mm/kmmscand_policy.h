@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmmscand policy: pure functions, no locks, no global state.
+ *
+ * Everything that decides "how often", "how much", "is it hot", "how fast"
+ * and "where to" lives here so that it can be unit tested (see
+ * mm/tests/kmmscand-kunit.h) without a page table in sight.
+ */
+#ifndef _MM_KMMSCAND_POLICY_H
+#define _MM_KMMSCAND_POLICY_H
+
+#include <linux/bitops.h>
+#include <linux/limits.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/nodemask.h>
+#include <linux/numa.h>
+#include <linux/sizes.h>
+#include <linux/time64.h>
+#include <linux/types.h>
+
+/* Passes of history kept per page at most (history is stored in a u8). */
+#define KMMSCAND_HISTORY_MAX	8
+
+/**
+ * kmmscand_history_update - shift one pass of Accessed-bit state into a history
+ * @history: the previous history, bit 0 = most recent pass
+ * @young: whether the page was found young in this pass
+ * @n: number of passes remembered, 1..KMMSCAND_HISTORY_MAX
+ *
+ * Return: ((@history << 1) | @young) limited to the low @n bits.
+ */
+static inline unsigned int kmmscand_history_update(unsigned int history,
+						   bool young, unsigned int n)
+{
+	n = clamp_t(unsigned int, n, 1, KMMSCAND_HISTORY_MAX);
+	return ((history << 1) | (young ? 1U : 0U)) & ((1U << n) - 1);
+}
+
+/**
+ * kmmscand_history_hot - decide whether a history makes a page hot
+ * @history: the history after kmmscand_history_update()
+ * @k: number of young passes required, >= 1
+ *
+ * A page is hot when it was young in at least @k of the remembered passes.
+ * With the defaults (K = 2 of N = 2) a page must be seen young in two
+ * consecutive passes, so a single touch never promotes anything.
+ *
+ * Return: true if hot.
+ */
+static inline bool kmmscand_history_hot(unsigned int history, unsigned int k)
+{
+	return hweight32(history) >= max(k, 1U);
+}
+
+/*
+ * Per-mm adaptive scan rate.
+ *
+ * After every complete pass over an mm, with X = candidates found in the
+ * previous pass and Y = candidates found in this pass:
+ *
+ *   Y == 0       idle:    period += period / 4,  budget /= 2
+ *   Y > X        ramp up: period /= 2,           budget *= 2
+ *   0 < Y <= X   steady:  period and budget unchanged
+ *
+ * then period is clamped to [scan_period_min_ms, scan_period_max_ms] and the
+ * budget (pages examined per visit) to [max(scan_size / 16, 1), scan_size].
+ * All arithmetic is unsigned and saturates instead of wrapping.
+ *
+ * Y == 0 wins over Y > X (which cannot both hold), so an mm that stops
+ * producing hot pages backs off by 25 % per pass until it reaches the
+ * maximum period: 500 ms -> 5000 ms takes 11 idle passes.  A burst of new
+ * hot pages halves the period at once, so the scanner reacts within one or
+ * two passes.
+ */
+
+/**
+ * kmmscand_next_period - compute the scan period for the next pass
+ * @period: current period in ms
+ * @last: candidates found in the previous pass (X)
+ * @cur: candidates found in the pass that just ended (Y)
+ * @pmin: scan_period_min_ms
+ * @pmax: scan_period_max_ms
+ *
+ * Return: the new period, within [@pmin, max(@pmin, @pmax)].
+ */
+static inline unsigned int kmmscand_next_period(unsigned int period,
+						unsigned long last,
+						unsigned long cur,
+						unsigned int pmin,
+						unsigned int pmax)
+{
+	if (cur == 0) {
+		unsigned int inc = period / 4;
+
+		period = period > UINT_MAX - inc ? UINT_MAX : period + inc;
+	} else if (cur > last) {
+		period /= 2;
+	}
+	if (pmax < pmin)
+		pmax = pmin;
+	return clamp(period, pmin, pmax);
+}
+
+/**
+ * kmmscand_next_budget - compute the per-visit page budget for the next pass
+ * @budget: current budget in pages
+ * @last: candidates found in the previous pass (X)
+ * @cur: candidates found in the pass that just ended (Y)
+ * @scan_size: the scan_size tunable (upper bound)
+ *
+ * Return: the new budget, within [max(@scan_size / 16, 1), max(@scan_size, 1)].
+ */
+static inline unsigned int kmmscand_next_budget(unsigned int budget,
+						unsigned long last,
+						unsigned long cur,
+						unsigned int scan_size)
+{
+	unsigned int lo = max(scan_size / 16, 1U);
+	unsigned int hi = max(scan_size, lo);
+
+	if (cur == 0)
+		budget /= 2;
+	else if (cur > last)
+		budget = budget > UINT_MAX / 2 ? UINT_MAX : budget * 2;
+	return clamp(budget, lo, hi);
+}
+
+/*
+ * Token bucket for the promotion rate limit.  Tokens are base pages.  The
+ * bucket holds at most max(one second of tokens, one batch), so that a
+ * batch larger than the per-second rate can still pass (once a second),
+ * and it refills continuously at promote_rate_limit_mbps.
+ */
+struct kmmscand_bucket {
+	u64 tokens;		/* pages available now */
+	u64 last_ns;		/* time tokens was last brought up to date */
+};
+
+/**
+ * kmmscand_rate_pages - convert a MB/s rate limit into pages per second
+ * @mbps: rate in MB/s (0 = promotion off)
+ *
+ * Return: pages per second.
+ */
+static inline u64 kmmscand_rate_pages(unsigned int mbps)
+{
+	return (u64)mbps * (SZ_1M >> PAGE_SHIFT);
+}
+
+/**
+ * kmmscand_bucket_capacity - size of the token bucket
+ * @mbps: rate in MB/s
+ * @batch: pages in one batch
+ *
+ * Return: max(one second of tokens, @batch) pages; 0 when @mbps is 0.
+ */
+static inline u64 kmmscand_bucket_capacity(unsigned int mbps,
+					   unsigned int batch)
+{
+	if (!mbps)
+		return 0;
+	return max_t(u64, kmmscand_rate_pages(mbps), batch);
+}
+
+/**
+ * kmmscand_bucket_refill - add the tokens earned since the last refill
+ * @b: the bucket
+ * @now_ns: current time (monotonic ns)
+ * @mbps: rate in MB/s; 0 empties the bucket
+ * @batch: pages in one batch (for the capacity)
+ *
+ * Time that did not earn a whole token is kept for the next refill, so
+ * frequent refills do not starve a slow rate.  A clock going backwards
+ * only resets the reference time.
+ */
+static inline void kmmscand_bucket_refill(struct kmmscand_bucket *b,
+					  u64 now_ns, unsigned int mbps,
+					  unsigned int batch)
+{
+	u64 cap = kmmscand_bucket_capacity(mbps, batch);
+	u64 rate = kmmscand_rate_pages(mbps);
+	u64 delta, add;
+
+	if (!mbps) {
+		b->tokens = 0;
+		b->last_ns = now_ns;
+		return;
+	}
+	if (now_ns <= b->last_ns) {
+		b->last_ns = now_ns;
+		b->tokens = min(b->tokens, cap);
+		return;
+	}
+	delta = now_ns - b->last_ns;
+	if (delta >= NSEC_PER_SEC || b->tokens >= cap) {
+		/* A full second refills any bucket. */
+		b->tokens = cap;
+		b->last_ns = now_ns;
+		return;
+	}
+	/* delta < 2^30 and rate < 2^29: the product fits in 64 bits. */
+	add = div_u64(delta * rate, NSEC_PER_SEC);
+	if (!add)
+		return;
+	if (add >= cap - b->tokens) {
+		b->tokens = cap;
+		b->last_ns = now_ns;
+		return;
+	}
+	b->tokens += add;
+	/* Advance by the time those tokens cost, keep the remainder. */
+	b->last_ns += div64_u64(add * NSEC_PER_SEC + rate - 1, rate);
+	if (b->last_ns > now_ns)
+		b->last_ns = now_ns;
+}
+
+/**
+ * kmmscand_bucket_take - consume tokens if enough are available
+ * @b: the bucket
+ * @nr: pages wanted
+ *
+ * Return: true and @nr tokens consumed, or false and nothing consumed.
+ */
+static inline bool kmmscand_bucket_take(struct kmmscand_bucket *b, u64 nr)
+{
+	if (b->tokens < nr)
+		return false;
+	b->tokens -= nr;
+	return true;
+}
+
+/**
+ * kmmscand_bucket_wait_ns - time until the bucket holds @nr tokens
+ * @b: the bucket (already refilled)
+ * @nr: pages wanted
+ * @mbps: rate in MB/s, must not be 0
+ *
+ * Return: nanoseconds to wait, at most NSEC_PER_SEC.
+ */
+static inline u64 kmmscand_bucket_wait_ns(const struct kmmscand_bucket *b,
+					  u64 nr, unsigned int mbps)
+{
+	u64 rate = kmmscand_rate_pages(mbps);
+	u64 missing;
+
+	if (!rate)
+		return NSEC_PER_SEC;
+	if (b->tokens >= nr)
+		return 0;
+	missing = nr - b->tokens;
+	if (missing >= rate)
+		return NSEC_PER_SEC;
+	return div64_u64(missing * NSEC_PER_SEC + rate - 1, rate);
+}
+
+/* Distance between two nodes, node_distance() in the kernel. */
+typedef int (*kmmscand_distance_fn)(int from, int to);
+
+/**
+ * kmmscand_choose_target - pick the top-tier node a hot page should go to
+ * @footprint: pages of the mm found on each node in the last pass
+ * @nr_nodes: number of entries in @footprint
+ * @allowed: nodes the mm may use (cpuset, VMA policy), already intersected
+ * @toptier: nodes in the top memory tier that have memory
+ * @src: node the page is on now
+ * @override: the target_node tunable, -1 for automatic
+ * @distance: node distance callback
+ *
+ * Rule, in order:
+ *  1. @override, if it is an allowed top-tier node;
+ *  2. the allowed top-tier node where the mm has the largest footprint,
+ *     ties broken by the smallest distance from @src, then the lowest id
+ *     (with no footprint anywhere this is the nearest allowed top-tier node);
+ *  3. NUMA_NO_NODE if no top-tier node is allowed (do not promote).
+ *
+ * Return: the target node id or NUMA_NO_NODE.
+ */
+static inline int kmmscand_choose_target(const unsigned long *footprint,
+					 unsigned int nr_nodes,
+					 const nodemask_t *allowed,
+					 const nodemask_t *toptier,
+					 int src, int override,
+					 kmmscand_distance_fn distance)
+{
+	int nid, best = NUMA_NO_NODE, best_dist = 0;
+	unsigned long best_fp = 0;
+
+	if (override >= 0 && override < MAX_NUMNODES &&
+	    node_isset(override, *allowed) && node_isset(override, *toptier))
+		return override;
+
+	for_each_node_mask(nid, *allowed) {
+		unsigned long fp;
+		int dist;
+
+		if (!node_isset(nid, *toptier) || nid == src)
+			continue;
+		fp = (unsigned int)nid < nr_nodes ? footprint[nid] : 0;
+		dist = distance(src, nid);
+		if (best == NUMA_NO_NODE || fp > best_fp ||
+		    (fp == best_fp && dist < best_dist)) {
+			best = nid;
+			best_fp = fp;
+			best_dist = dist;
+		}
+	}
+	return best;
+}
+
+#endif /* _MM_KMMSCAND_POLICY_H */

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit tests for the kmmscand policy helpers (mm/kmmscand_policy.h).
+ * Included at the end of mm/kmmscand.c, DAMON style.
+ */
+#ifdef CONFIG_KMMSCAND_KUNIT_TEST
+
+#ifndef _MM_KMMSCAND_KUNIT_H
+#define _MM_KMMSCAND_KUNIT_H
+
+#include <kunit/test.h>
+
+/* ---- kmmscand_policy: period, budget, hotness, history ---- */
+
+static void kmmscand_test_period_steady(struct kunit *test)
+{
+	/* 0 < Y <= X: unchanged */
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 10, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 10, 16384));
+}
+
+static void kmmscand_test_period_ramp(struct kunit *test)
+{
+	/* Y > X: period halves, budget doubles */
+	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 0, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 5, 6, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 8192U, kmmscand_next_budget(4096, 5, 6, 65536));
+	/* clamped at the minimum period and at scan_size */
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(600, 0, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 65536U, kmmscand_next_budget(65536, 0, 1, 65536));
+}
+
+static void kmmscand_test_period_idle(struct kunit *test)
+{
+	/* Y == 0: period += period / 4, budget halves */
+	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 7, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(4500, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2048U, kmmscand_next_budget(4096, 3, 0, 16384));
+	/* budget floor is scan_size / 16 */
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 0, 0, 65536));
+	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(32, 0, 0, 512));
+}
+
+static void kmmscand_test_period_clamp(struct kunit *test)
+{
+	/* out-of-range inputs come back inside the bounds */
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(1, 1, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(60000, 1, 1, 500, 5000));
+	/* min > max (transiently, between two stores): min wins */
+	KUNIT_EXPECT_EQ(test, 800U, kmmscand_next_period(2000, 1, 1, 800, 700));
+	KUNIT_EXPECT_EQ(test, 512U, kmmscand_next_budget(100000, 1, 1, 512));
+	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(0, 1, 1, 512));
+	/* idle decay from the bottom gets off the floor: 500 -> 625 */
+	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_period(500, 0, 0, 500, 5000));
+	/* tiny period still grows or clamps, never sticks below min */
+	KUNIT_EXPECT_EQ(test, 100U, kmmscand_next_period(3, 0, 0, 100, 200));
+}
+
+static void kmmscand_test_period_overflow(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_period(UINT_MAX, 0, 0, 100, UINT_MAX));
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_period(UINT_MAX - 1, 0, 0, 100, UINT_MAX));
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_budget(UINT_MAX - 1, 0, 1, UINT_MAX));
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_budget(UINT_MAX / 2 + 1, 0, 1, UINT_MAX));
+	/* counts near ULONG_MAX compare correctly */
+	KUNIT_EXPECT_EQ(test, 1000U,
+			kmmscand_next_period(2000, ULONG_MAX - 1, ULONG_MAX,
+					     500, 5000));
+	KUNIT_EXPECT_EQ(test, 2000U,
+			kmmscand_next_period(2000, ULONG_MAX, ULONG_MAX,
+					     500, 5000));
+}
+
+static void kmmscand_test_hot_first_touch(struct kunit *test)
+{
+	unsigned int h = 0;
+
+	/* Defaults K = 2 of N = 2: one young pass is never hot. */
+	h = kmmscand_history_update(h, true, 2);
+	KUNIT_EXPECT_EQ(test, 1U, h);
+	KUNIT_EXPECT_FALSE(test, kmmscand_history_hot(h, 2));
+	h = kmmscand_history_update(h, true, 2);
+	KUNIT_EXPECT_EQ(test, 3U, h);
+	KUNIT_EXPECT_TRUE(test, kmmscand_history_hot(h, 2));
+	/* young, idle, young: only 1 of the last 2 */
+	h = kmmscand_history_update(1, false, 2);
+	h = kmmscand_history_update(h, true, 2);
+	KUNIT_EXPECT_EQ(test, 1U, h);
+	KUNIT_EXPECT_FALSE(test, kmmscand_history_hot(h, 2));
+}
+
+static void kmmscand_test_hot_k_of_n(struct kunit *test)
+{
+	unsigned int h = 0;
+	int i;
+
+	/* K = 3 of N = 8: three young passes anywhere in eight */
+	h = kmmscand_history_update(h, true, 8);
+	for (i = 0; i < 3; i++)
+		h = kmmscand_history_update(h, false, 8);
+	h = kmmscand_history_update(h, true, 8);
+	KUNIT_EXPECT_FALSE(test, kmmscand_history_hot(h, 3));
+	h = kmmscand_history_update(h, false, 8);
+	h = kmmscand_history_update(h, true, 8);
+	KUNIT_EXPECT_TRUE(test, kmmscand_history_hot(h, 3));
+	/* K = 1: first touch promotes (explicitly requested) */
+	KUNIT_EXPECT_TRUE(test,
+			  kmmscand_history_hot(kmmscand_history_update(0, true, 1), 1));
+	/* K = 0 is treated as 1: an empty history is never hot */
+	KUNIT_EXPECT_FALSE(test, kmmscand_history_hot(0, 0));
+}
+
+static void kmmscand_test_history_aging(struct kunit *test)
+{
+	unsigned int h = 0xff;
+	int i;
+
+	/* N idle passes forget everything, so the entry can be erased */
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_NE(test, 0U, h);
+		h = kmmscand_history_update(h, false, 8);
+	}
+	KUNIT_EXPECT_EQ(test, 0U, h);
+	/* history never exceeds N bits, even if N shrinks */
+	KUNIT_EXPECT_EQ(test, 3U, kmmscand_history_update(0xff, true, 2));
+	KUNIT_EXPECT_EQ(test, 0U, kmmscand_history_update(0xff, false, 1));
+	/* out of range N is clamped to 1..8 */
+	KUNIT_EXPECT_EQ(test, 1U, kmmscand_history_update(0xff, true, 0));
+	KUNIT_EXPECT_EQ(test, 0xffU, kmmscand_history_update(0xff, true, 32));
+}
+
+static struct kunit_case kmmscand_policy_cases[] = {
+	KUNIT_CASE(kmmscand_test_period_steady),
+	KUNIT_CASE(kmmscand_test_period_ramp),
+	KUNIT_CASE(kmmscand_test_period_idle),
+	KUNIT_CASE(kmmscand_test_period_clamp),
+	KUNIT_CASE(kmmscand_test_period_overflow),
+	KUNIT_CASE(kmmscand_test_hot_first_touch),
+	KUNIT_CASE(kmmscand_test_hot_k_of_n),
+	KUNIT_CASE(kmmscand_test_history_aging),
+	{},
+};
+
+static struct kunit_suite kmmscand_policy_suite = {
+	.name = "kmmscand_policy",
+	.test_cases = kmmscand_policy_cases,
+};
+
+/* ---- kmmscand_migrate: token bucket, target choice ---- */
+
+#define KT_PAGES_PER_MB		((u64)SZ_1M >> PAGE_SHIFT)
+
+static void kmmscand_test_bucket_refill(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 0, .last_ns = 1000 };
+	u64 per_sec = 100 * KT_PAGES_PER_MB;	/* 100 MB/s */
+
+	/* 10 ms at 100 MB/s = 1 MB */
+	kmmscand_bucket_refill(&b, 1000 + 10 * NSEC_PER_MSEC, 100, 512);
+	KUNIT_EXPECT_EQ(test, per_sec / 100, b.tokens);
+	KUNIT_EXPECT_TRUE(test, kmmscand_bucket_take(&b, per_sec / 100));
+	KUNIT_EXPECT_FALSE(test, kmmscand_bucket_take(&b, 1));
+	/* many tiny steps add up (fractions are not lost) */
+	b.tokens = 0;
+	b.last_ns = 0;
+	{
+		u64 t;
+
+		for (t = 1000; t <= NSEC_PER_MSEC; t += 1000)
+			kmmscand_bucket_refill(&b, t, 1, 512);
+	}
+	/* 1 ms at 1 MB/s = 0.256 pages (4K pages) or less: nothing yet */
+	KUNIT_EXPECT_LE(test, b.tokens, (u64)1);
+	kmmscand_bucket_refill(&b, 100 * NSEC_PER_MSEC, 1, 512);
+	KUNIT_EXPECT_GE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 10 - 1));
+	KUNIT_EXPECT_LE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 10 + 1));
+}
+
+static void kmmscand_test_bucket_cap(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 0, .last_ns = 0 };
+
+	/* capacity is one second of rate ... */
+	kmmscand_bucket_refill(&b, 10 * NSEC_PER_SEC, 256, 512);
+	KUNIT_EXPECT_EQ(test, 256ULL * KT_PAGES_PER_MB, b.tokens);
+	/* ... or one batch if that is larger */
+	b.tokens = 0;
+	b.last_ns = 0;
+	kmmscand_bucket_refill(&b, 10 * NSEC_PER_SEC, 1, 4096);
+	KUNIT_EXPECT_EQ(test, 4096ULL, b.tokens);
+	KUNIT_EXPECT_EQ(test, 4096ULL, kmmscand_bucket_capacity(1, 4096));
+	/* a full bucket stays full */
+	kmmscand_bucket_refill(&b, 11 * NSEC_PER_SEC, 1, 4096);
+	KUNIT_EXPECT_EQ(test, 4096ULL, b.tokens);
+	/* lowering the rate shrinks an overfull bucket */
+	b.tokens = 1ULL << 40;
+	kmmscand_bucket_refill(&b, 11 * NSEC_PER_SEC, 1, 512);
+	KUNIT_EXPECT_EQ(test, (u64)max_t(u64, KT_PAGES_PER_MB, 512), b.tokens);
+}
+
+static void kmmscand_test_bucket_zero_rate(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 1000, .last_ns = 0 };
+
+	kmmscand_bucket_refill(&b, 5 * NSEC_PER_SEC, 0, 512);
+	KUNIT_EXPECT_EQ(test, 0ULL, b.tokens);
+	KUNIT_EXPECT_FALSE(test, kmmscand_bucket_take(&b, 1));
+	KUNIT_EXPECT_EQ(test, 0ULL, kmmscand_bucket_capacity(0, 512));
+	KUNIT_EXPECT_EQ(test, (u64)NSEC_PER_SEC,
+			kmmscand_bucket_wait_ns(&b, 1, 0));
+}
+
+static void kmmscand_test_bucket_overflow(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 0, .last_ns = 0 };
+
+	/* maximum rate, huge time jump: no wrap, just full */
+	kmmscand_bucket_refill(&b, U64_MAX, 1048576, 4096);
+	KUNIT_EXPECT_EQ(test, 1048576ULL * KT_PAGES_PER_MB, b.tokens);
+	/* clock going backwards does not add tokens */
+	b.tokens = 0;
+	b.last_ns = 5 * NSEC_PER_SEC;
+	kmmscand_bucket_refill(&b, NSEC_PER_SEC, 1048576, 4096);
+	KUNIT_EXPECT_EQ(test, 0ULL, b.tokens);
+	/* just under one second at the maximum rate stays in range */
+	b.tokens = 0;
+	b.last_ns = 0;
+	kmmscand_bucket_refill(&b, NSEC_PER_SEC - 1, 1048576, 4096);
+	KUNIT_EXPECT_LE(test, b.tokens, 1048576ULL * KT_PAGES_PER_MB);
+	KUNIT_EXPECT_GT(test, b.tokens, 1048575ULL * KT_PAGES_PER_MB - 2);
+	/* wait time is bounded and exact enough */
+	b.tokens = 0;
+	KUNIT_EXPECT_EQ(test, (u64)NSEC_PER_SEC,
+			kmmscand_bucket_wait_ns(&b, U64_MAX, 1));
+	KUNIT_EXPECT_EQ(test, 0ULL, kmmscand_bucket_wait_ns(&b, 0, 1));
+}
+
+static int kmmscand_test_dist(int from, int to)
+{
+	/* nodes on a line: distance grows with the id difference */
+	return 10 + 10 * abs(from - to);
+}
+
+static int kt_pick(const unsigned long *fp, unsigned int nr,
+		   const nodemask_t *allowed, const nodemask_t *top, int src,
+		   int override)
+{
+	return kmmscand_choose_target(fp, nr, allowed, top, src, override,
+				      kmmscand_test_dist);
+}
+
+static void kmmscand_test_target_footprint(struct kunit *test)
+{
+	unsigned long fp[4] = { 100, 300, 0, 0 };
+	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	node_set(0, top);
+	node_set(1, top);
+	node_set(0, allowed);
+	node_set(1, allowed);
+	node_set(3, allowed);
+	/* largest footprint wins over distance */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/* a node outside the top tier is never chosen */
+	fp[3] = 1000;
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/* a disallowed node is never chosen, even with the largest footprint */
+	node_clear(1, allowed);
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 3, -1));
+}
+
+static void kmmscand_test_target_ties(struct kunit *test)
+{
+	unsigned long fp[4] = { 50, 0, 50, 0 };
+	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	node_set(0, top);
+	node_set(2, top);
+	node_set(0, allowed);
+	node_set(2, allowed);
+	/* equal footprint: nearest to the source (3 is next to 2) */
+	KUNIT_EXPECT_EQ(test, 2, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/* equal footprint and distance: lowest id */
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 1, -1));
+}
+
+static void kmmscand_test_target_distance(struct kunit *test)
+{
+	unsigned long fp[4] = { 0, 0, 0, 0 };
+	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	node_set(0, top);
+	node_set(1, top);
+	nodes_setall(allowed);
+	/* no footprint anywhere: nearest top-tier node */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/* footprint array shorter than the node ids: counts as 0 */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 1, &allowed, &top, 3, -1));
+}
+
+static void kmmscand_test_target_override(struct kunit *test)
+{
+	unsigned long fp[4] = { 10, 1000, 0, 0 };
+	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	node_set(0, top);
+	node_set(1, top);
+	node_set(0, allowed);
+	node_set(1, allowed);
+	node_set(2, allowed);
+	/* valid override wins over the footprint */
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, 0));
+	/* override not in the top tier: automatic choice */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 2));
+	/* override not allowed for this mm/VMA: automatic choice */
+	node_clear(0, allowed);
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 0));
+	/* out of range override: automatic choice */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, MAX_NUMNODES));
+}
+
+static void kmmscand_test_target_none(struct kunit *test)
+{
+	unsigned long fp[4] = { 10, 10, 10, 10 };
+	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	node_set(0, top);
+	node_set(2, allowed);
+	node_set(3, allowed);
+	/* only slow nodes allowed (mbind to the slow tier): no promotion */
+	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
+			kt_pick(fp, 4, &allowed, &top, 3, 0));
+	/* nothing allowed at all */
+	nodes_clear(allowed);
+	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
+			kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/* no top tier at all */
+	nodes_setall(allowed);
+	nodes_clear(top);
+	KUNIT_EXPECT_EQ(test, NUMA_NO_NODE,
+			kt_pick(fp, 4, &allowed, &top, 3, -1));
+}
+
+static struct kunit_case kmmscand_migrate_cases[] = {
+	KUNIT_CASE(kmmscand_test_bucket_refill),
+	KUNIT_CASE(kmmscand_test_bucket_cap),
+	KUNIT_CASE(kmmscand_test_bucket_zero_rate),
+	KUNIT_CASE(kmmscand_test_bucket_overflow),
+	KUNIT_CASE(kmmscand_test_target_footprint),
+	KUNIT_CASE(kmmscand_test_target_ties),
+	KUNIT_CASE(kmmscand_test_target_distance),
+	KUNIT_CASE(kmmscand_test_target_override),
+	KUNIT_CASE(kmmscand_test_target_none),
+	{},
+};
+
+static struct kunit_suite kmmscand_migrate_suite = {
+	.name = "kmmscand_migrate",
+	.test_cases = kmmscand_migrate_cases,
+};
+
+kunit_test_suites(&kmmscand_policy_suite, &kmmscand_migrate_suite);
+
+#endif /* _MM_KMMSCAND_KUNIT_H */
+
+#endif /* CONFIG_KMMSCAND_KUNIT_TEST */
