@@ -15,7 +15,9 @@
  * tests that use them.
  */
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>

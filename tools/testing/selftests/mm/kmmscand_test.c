@@ -14,7 +14,9 @@
  * process, so a failed assertion cannot leave the system reconfigured.
  */
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
