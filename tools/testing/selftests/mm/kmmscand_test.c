@@ -456,7 +456,7 @@ TEST_F(knobs, non_root)
 	if (!pid) {
 		char path[PATH_MAX];
 		long long val = 0;
-		int fd, bad = 0;
+		int fd, ret, bad = 0;
 
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(100);
@@ -465,10 +465,10 @@ TEST_F(knobs, non_root)
 				 kmm_knobs[i].name);
 			fd = open(path, O_WRONLY);
 			if (fd >= 0) {
-				ssize_t ret = write(fd, "1\n", 2);
+				ssize_t wr = write(fd, "1\n", 2);
 
 				fprintf(stderr, "# uid %d opened %s for writing (write gave %zd)\n",
-					NOBODY, path, ret);
+					NOBODY, path, wr);
 				close(fd);
 				bad++;
 			} else if (errno != EACCES && errno != EPERM) {
@@ -476,9 +476,10 @@ TEST_F(knobs, non_root)
 					path, strerror(errno));
 				bad++;
 			}
-			if (knob_read(kmm_knobs[i].name, &val)) {
-				fprintf(stderr, "# uid %d cannot read %s\n",
-					NOBODY, path);
+			ret = knob_read(kmm_knobs[i].name, &val);
+			if (ret) {
+				fprintf(stderr, "# uid %d cannot read %s: %s\n",
+					NOBODY, path, strerror(-ret));
 				bad++;
 			}
 		}
