@@ -1070,7 +1070,9 @@ TEST_F_TIMEOUT(promote, churn_and_unmap, 150)
 
 	/* What is left of r2: unmapped quarter gone, the rest intact. */
 	ASSERT_EQ(0, where_pages(0, r2.base + 2 * q * page_size, q, &moved));
-	EXPECT_EQ(q, moved.absent) TH_LOG("unmapped pages still present");
+	EXPECT_EQ(q, moved.unmapped)
+		TH_LOG("unmapped range: %lu unmapped, %lu absent, %lu on node 0, %lu on node 1",
+		       moved.unmapped, moved.absent, moved.n[0], moved.n[1]);
 	ASSERT_EQ(0, mprotect(r2.base + q * page_size, q * page_size,
 			      PROT_READ | PROT_WRITE));
 	bad = region_verify(&r, 0, r.npages, passes) +

@@ -524,6 +524,7 @@ static inline long unbind(void *addr, size_t len)
 struct node_count {
 	unsigned long n[KMM_MAX_NODES];
 	unsigned long absent;	/* -ENOENT: not present */
+	unsigned long unmapped;	/* -EFAULT: no VMA there */
 	unsigned long other;	/* any other error */
 	unsigned long total;
 };
@@ -552,6 +553,8 @@ static inline int where_pages(pid_t pid, char *base, unsigned long npages,
 				nc->n[status[j]]++;
 			else if (status[j] == -ENOENT)
 				nc->absent++;
+			else if (status[j] == -EFAULT)
+				nc->unmapped++;
 			else
 				nc->other++;
 		}
