@@ -8,6 +8,9 @@ source "$(dirname "$0")/lib.sh"
 need_pkgs "${VM_PKGS[@]}"
 out=$1 job=$2; shift 2
 root=$(mktemp -d "$BUILD/initramfs.XXXXXX")
+# mktemp -d makes the directory 0700; as the guest's / it would keep every
+# non-root process out of everything (and make permission tests lie).
+chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,etc/kmm,proc,sys,dev,tmp,opt/prog,opt/tests,root}
 cp /bin/busybox "$root/bin/busybox"

@@ -1,0 +1,1101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scanning and promotion tests for kmmscand.
+ *
+ * Every test places memory on the slow-tier node 1, keeps part of it hot
+ * from a thread (or a child), and polls where the pages are with
+ * move_pages(2) every 200 ms until an outcome is reached or a deadline
+ * passes; what was observed is printed either way. The fixture lowers the
+ * scan period so that a hot page is seen young in two passes within a few
+ * seconds, turns NUMA balancing off so that only kmmscand moves pages, and
+ * restores everything from the parent process afterwards.
+ *
+ * Needs: root, node 0 in a higher memory tier than node 1, a kernel with
+ * CONFIG_KMMSCAND. THP, tracefs and vm event counters are checked by the
+ * tests that use them.
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "kmmscand_util.h"
+
+#define MB			(1024UL * 1024)
+#define HPAGE			(2 * MB)
+#define POLL_MS			200
+#define DEADLINE_MS		60000
+#define PERIOD_MIN_MS		100
+#define PERIOD_MAX_MS		1000
+#define HOT_PCT			90UL	/* hot pages that must reach node 0 */
+#define COLD_PCT		5UL	/* cold pages that may reach node 0 */
+#define TRACE_INSTANCE		"/sys/kernel/tracing/instances/kmmscand_selftest"
+
+static unsigned long page_size;
+
+/* ---- memory with a verifiable pattern ---------------------------------- */
+
+struct region {
+	char *base;
+	char *map;		/* what mmap returned, for munmap */
+	size_t map_len;
+	size_t len;
+	unsigned long npages;
+	uint64_t seed;
+};
+
+/* Word @w (>= 1) of page @i; word 0 of every page is a touch counter. */
+static inline uint64_t pattern(const struct region *r, unsigned long i,
+			       unsigned long w)
+{
+	return r->seed ^ (i * 0x9e3779b97f4a7c15ULL) ^ (w * 0xc2b2ae3d27d4eb4fULL);
+}
+
+/*
+ * Map @len bytes (2 MB aligned if @thp), fault every page in on node 1
+ * with the pattern, and, unless @keep_bind, drop the MPOL_BIND again so
+ * that only placement, not policy, keeps the pages on node 1.
+ */
+static int region_on_node1(struct region *r, size_t len, bool thp,
+			   bool keep_bind, uint64_t seed)
+{
+	unsigned long words = page_size / sizeof(uint64_t), i, w;
+	struct node_count nc;
+	uintptr_t start;
+
+	memset(r, 0, sizeof(*r));
+	r->map_len = len + (thp ? HPAGE : 0);
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->map == MAP_FAILED)
+		return -errno;
+	start = (uintptr_t)r->map;
+	if (thp)
+		start = (start + HPAGE - 1) & ~(HPAGE - 1);
+	r->base = (char *)start;
+	r->len = len;
+	r->npages = len / page_size;
+	r->seed = seed;
+	if (madvise(r->base, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
+	    thp)
+		return -errno;
+	if (bind_to_node(r->base, len, 1))
+		return -errno;
+	for (i = 0; i < r->npages; i++) {
+		uint64_t *p = (uint64_t *)(r->base + i * page_size);
+
+		p[0] = 0;
+		for (w = 1; w < words; w++)
+			p[w] = pattern(r, i, w);
+	}
+	if (!keep_bind && unbind(r->base, len))
+		return -errno;
+	if (where_pages(0, r->base, r->npages, &nc))
+		return -errno;
+	if (nc.n[1] != r->npages)
+		return -EXDEV;
+	return 0;
+}
+
+static void region_unmap(struct region *r)
+{
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+/*
+ * Check every word of pages [first, first + n): the pattern must be
+ * intact and the touch counter must be @count. Returns the number of bad
+ * pages and logs the first one.
+ */
+static unsigned long region_verify(const struct region *r, unsigned long first,
+				   unsigned long n, uint64_t count)
+{
+	unsigned long words = page_size / sizeof(uint64_t), i, w, bad = 0;
+
+	for (i = first; i < first + n; i++) {
+		const uint64_t *p = (const uint64_t *)(r->base + i * page_size);
+		bool ok = p[0] == count;
+
+		for (w = 1; ok && w < words; w++)
+			ok = p[w] == pattern(r, i, w);
+		if (!ok && !bad++)
+			ksft_print_msg("page %lu corrupt: counter %llu want %llu, word %lu\n",
+				       i, (unsigned long long)p[0],
+				       (unsigned long long)count, w - 1);
+	}
+	return bad;
+}
+
+/* ---- a thread that keeps ranges hot ------------------------------------ */
+
+#define MAX_HOT_RANGES	4
+
+struct hot_thread {
+	pthread_t tid;
+	struct {
+		char *base;
+		unsigned long npages;
+	} range[MAX_HOT_RANGES];
+	int nr;
+	int stop;		/* __atomic accesses */
+	unsigned long passes;
+	bool running;
+};
+
+/* Bump the counter word of every page of every range, a full pass at a time. */
+static void *hot_loop(void *arg)
+{
+	struct hot_thread *h = arg;
+	unsigned long i;
+	int r;
+
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		for (r = 0; r < h->nr; r++)
+			for (i = 0; i < h->range[r].npages; i++)
+				(*(uint64_t *)(h->range[r].base + i * page_size))++;
+		/* every pass really stores to every page */
+		asm volatile("" ::: "memory");
+		__atomic_store_n(&h->passes, h->passes + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void hot_add(struct hot_thread *h, char *base, unsigned long npages)
+{
+	h->range[h->nr].base = base;
+	h->range[h->nr].npages = npages;
+	h->nr++;
+}
+
+static int hot_start(struct hot_thread *h)
+{
+	h->stop = 0;
+	h->passes = 0;
+	if (pthread_create(&h->tid, NULL, hot_loop, h))
+		return -1;
+	h->running = true;
+	return 0;
+}
+
+static unsigned long hot_stop(struct hot_thread *h)
+{
+	if (h->running) {
+		__atomic_store_n(&h->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(h->tid, NULL);
+		h->running = false;
+	}
+	return h->passes;
+}
+
+/* Keep @npages at @base hot in this (child) process until killed. */
+static void hot_forever(char *base, unsigned long npages)
+{
+	unsigned long i;
+
+	for (;;) {
+		for (i = 0; i < npages; i++)
+			(*(uint64_t *)(base + i * page_size))++;
+		asm volatile("" ::: "memory");
+	}
+}
+
+static inline unsigned long pct(unsigned long part, unsigned long whole)
+{
+	return whole ? part * 100 / whole : 0;
+}
+
+/* ---- smaps -------------------------------------------------------------- */
+
+/* AnonHugePages (kB) of the VMA that starts at @addr, or -1. */
+static long anon_huge_kb(void *addr)
+{
+	char line[256];
+	bool in = false;
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			in = start <= (unsigned long)addr &&
+			     (unsigned long)addr < end;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static bool thp_usable(char *why, size_t len)
+{
+	char buf[128];
+
+	if (read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+		      sizeof(buf)) <= 0) {
+		snprintf(why, len, "no THP (CONFIG_TRANSPARENT_HUGEPAGE=n)");
+		return false;
+	}
+	if (strstr(buf, "[never]")) {
+		snprintf(why, len, "THP disabled: enabled is [never]");
+		return false;
+	}
+	return true;
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+FIXTURE(promote) {
+	struct kmm_knob_state saved;
+	long numa_balancing;
+	bool nb_saved;
+	pid_t kids[2];		/* killed in teardown if a test bails out */
+};
+
+FIXTURE_SETUP(promote)
+{
+	char why[160];
+	bool kthread;
+	int ret;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	self->kids[0] = 0;
+	self->kids[1] = 0;
+	self->saved.valid = false;
+	self->nb_saved = false;
+	if (!kmmscand_present())
+		SKIP(return, "%s missing: kernel built without CONFIG_KMMSCAND",
+		     KMMSCAND_SYSFS);
+	if (geteuid())
+		SKIP(return, "needs root to set %s", KMMSCAND_SYSFS);
+	if (!two_tiers(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (kmm_stats_read(&(struct kmm_stats){}) <= 0)
+		SKIP(return, "no kmmscand_* in /proc/vmstat (CONFIG_VM_EVENT_COUNTERS=n?)");
+	ASSERT_NE(0, find_task("kmmscand", &kthread))
+		TH_LOG("no kmmscand thread");
+
+	ret = knobs_save(&self->saved);
+	ASSERT_EQ(0, ret) TH_LOG("cannot read knobs: %s", strerror(-ret));
+	if (!read_long(NUMA_BALANCING_SYSCTL, &self->numa_balancing)) {
+		self->nb_saved = true;
+		ASSERT_EQ(0, write_long(NUMA_BALANCING_SYSCTL, 0))
+			TH_LOG("cannot turn NUMA balancing off");
+	}
+
+	/*
+	 * Contract defaults, with a short period so detection is quick, and
+	 * tlb_flush=1: without a flush, a hot page whose translation stays
+	 * cached in the TLB is not seen young again until the entry is
+	 * evicted, which makes detection depend on the TLB (QEMU's software
+	 * TLB keeps a PMD-mapped THP cached indefinitely). The tests below
+	 * check what kmmscand does with what it detects; hot_and_cold()
+	 * checks detection with tlb_flush=0 too.
+	 */
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 60000));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, PERIOD_MIN_MS));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, PERIOD_MAX_MS));
+	ASSERT_EQ(0, knob_set(KNOB_HOT_HISTORY, 8));
+	ASSERT_EQ(0, knob_set(KNOB_HOT_THRESHOLD, 2));
+	ASSERT_EQ(0, knob_set(KNOB_HOT_HISTORY, 2));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_SIZE, 65536));
+	ASSERT_EQ(0, knob_set(KNOB_PMD_SKIP, 1));
+	ASSERT_EQ(0, knob_set(KNOB_TLB_FLUSH, 1));
+	ASSERT_EQ(0, knob_set(KNOB_MIGRATE_BATCH, 512));
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 256));
+	ASSERT_EQ(0, knob_set(KNOB_TARGET_NODE, -1));
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 1));
+}
+
+FIXTURE_TEARDOWN_PARENT(promote)
+{
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		if (self->kids[i] > 0) {
+			kill(self->kids[i], SIGKILL);
+			waitpid(self->kids[i], NULL, 0);
+		}
+	}
+	if (self->nb_saved)
+		write_long(NUMA_BALANCING_SYSCTL, self->numa_balancing);
+	ret = knobs_restore(&self->saved);
+	if (ret)
+		TH_LOG("restoring knobs failed: %s", strerror(-ret));
+}
+
+/* Counters only go up; say which one did not. */
+static void expect_monotonic(struct __test_metadata *_metadata,
+			     const struct kmm_stats *a,
+			     const struct kmm_stats *b)
+{
+	int i;
+
+	for (i = 0; i < NR_KMM_STATS; i++) {
+		const char *name = kmm_stat_names[i] ?: "?";
+
+		EXPECT_LE(a->v[i], b->v[i])
+			TH_LOG("%s went down: %llu -> %llu", name, a->v[i],
+			       b->v[i]);
+	}
+}
+
+static void log_deltas(const struct kmm_stats *a, const struct kmm_stats *b)
+{
+	int i;
+
+	for (i = 0; i < NR_KMM_STATS; i++)
+		if (b->v[i] != a->v[i])
+			ksft_print_msg("  %-28s +%llu\n", kmm_stat_names[i],
+				       b->v[i] - a->v[i]);
+}
+
+static inline unsigned long long D(const struct kmm_stats *a,
+				   const struct kmm_stats *b, enum kmm_stat s)
+{
+	return b->v[s] - a->v[s];
+}
+
+/*
+ * 64 MB on node 1: 8 MB kept hot by a thread, the rest written once.
+ * The hot pages must reach node 0, the cold ones stay, no byte changes,
+ * and the counters agree with what moved.
+ */
+static void hot_and_cold(struct __test_metadata *_metadata, bool tlb_flush)
+{
+	const unsigned long hot_first = (16 * MB) / page_size;
+	const unsigned long hot_n = (8 * MB) / page_size;
+	struct node_count hot, cold_lo, cold_hi;
+	unsigned long cold_on0, passes, bad;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	long long t0, t_hot = -1, t;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_TLB_FLUSH, tlb_flush));
+	ret = region_on_node1(&r, 64 * MB, false, false, 0x1234);
+	ASSERT_EQ(0, ret) TH_LOG("placing 64 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base + hot_first * page_size, hot_n);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	for (;;) {
+		t = now_ms();
+		ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size,
+					 hot_n, &hot));
+		if (t_hot < 0 && pct(hot.n[0], hot_n) >= HOT_PCT) {
+			t_hot = t;
+			ksft_print_msg("%lu%% of hot pages on node 0 after %lld ms\n",
+				       pct(hot.n[0], hot_n), t - t0);
+		}
+		/* Once hot is done, watch the cold pages for three periods. */
+		if (t_hot >= 0 && t - t_hot >= 3 * PERIOD_MAX_MS)
+			break;
+		if (t - t0 >= DEADLINE_MS)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+	ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size, hot_n,
+				 &hot));
+	ASSERT_EQ(0, where_pages(0, r.base, hot_first, &cold_lo));
+	ASSERT_EQ(0, where_pages(0, r.base + (hot_first + hot_n) * page_size,
+				 r.npages - hot_first - hot_n, &cold_hi));
+	cold_on0 = cold_lo.n[0] + cold_hi.n[0];
+
+	ksft_print_msg("tlb_flush=%d: hot %lu/%lu (%lu%%) on node 0 after %lld ms, %lu passes\n",
+		       tlb_flush, hot.n[0], hot_n, pct(hot.n[0], hot_n),
+		       now_ms() - t0, passes);
+	ksft_print_msg("tlb_flush=%d: cold %lu/%lu (%lu%%) on node 0\n",
+		       tlb_flush, cold_on0, r.npages - hot_n,
+		       pct(cold_on0, r.npages - hot_n));
+	log_deltas(&s0, &s1);
+
+	EXPECT_LE(HOT_PCT, pct(hot.n[0], hot_n))
+		TH_LOG("hot pages not promoted within %d ms", DEADLINE_MS);
+	EXPECT_GT(COLD_PCT, pct(cold_on0, r.npages - hot_n))
+		TH_LOG("cold pages promoted");
+
+	/* Not a byte lost: hot pages were written while being migrated. */
+	bad = region_verify(&r, 0, hot_first, 0) +
+	      region_verify(&r, hot_first, hot_n, passes) +
+	      region_verify(&r, hot_first + hot_n,
+			    r.npages - hot_first - hot_n, 0);
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+
+	expect_monotonic(_metadata, &s0, &s1);
+	EXPECT_LT(0ULL, D(&s0, &s1, S_MM_SCAN));
+	EXPECT_LT(0ULL, D(&s0, &s1, S_PTE_SCANNED));
+	EXPECT_LE(hot_n, D(&s0, &s1, S_YOUNG))
+		TH_LOG("fewer young PTEs than hot pages");
+	EXPECT_LE(hot.n[0] + cold_on0, D(&s0, &s1, S_CANDIDATE))
+		TH_LOG("pages moved that were never candidates");
+	EXPECT_LE(hot.n[0] + cold_on0, D(&s0, &s1, S_PROMOTE_SUCCESS))
+		TH_LOG("our pages on node 0 exceed kmmscand_promote_success");
+	EXPECT_LT(0ULL, D(&s0, &s1, S_PROMOTE_BATCH));
+	region_unmap(&r);
+}
+
+TEST_F_TIMEOUT(promote, hot_promoted_cold_stays, 120)
+{
+	hot_and_cold(_metadata, false);
+}
+
+/* The same with one TLB flush per PTE table whose A bits were cleared. */
+TEST_F_TIMEOUT(promote, hot_promoted_tlb_flush, 120)
+{
+	hot_and_cold(_metadata, true);
+}
+
+/* A PMD-mapped hot THP is promoted whole, without being split. */
+TEST_F_TIMEOUT(promote, thp_promoted_unsplit, 120)
+{
+	const unsigned long hot_n = (8 * MB) / page_size;
+	long huge_before, huge_after;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	struct node_count hot, cold;
+	unsigned long passes, bad;
+	long long t0;
+	struct region r;
+	char why[128];
+	int ret;
+
+	if (!thp_usable(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	ret = region_on_node1(&r, 16 * MB, true, false, 0x5678);
+	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+	huge_before = anon_huge_kb(r.base);
+	if (huge_before <= 0)
+		SKIP(return, "no THP on node 1 after MADV_HUGEPAGE (AnonHugePages %ld kB)",
+		     huge_before);
+	ksft_print_msg("AnonHugePages %ld kB on node 1\n", huge_before);
+
+	hot_add(&h, r.base, hot_n);
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, hot_n, &hot));
+		if (pct(hot.n[0], hot_n) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+	huge_after = anon_huge_kb(r.base);
+	ASSERT_EQ(0, where_pages(0, r.base, hot_n, &hot));
+	ASSERT_EQ(0, where_pages(0, r.base + hot_n * page_size,
+				 r.npages - hot_n, &cold));
+
+	ksft_print_msg("hot %lu%% on node 0 after %lld ms, cold %lu%%\n",
+		       pct(hot.n[0], hot_n), now_ms() - t0,
+		       pct(cold.n[0], r.npages - hot_n));
+	ksft_print_msg("AnonHugePages %ld -> %ld kB\n", huge_before, huge_after);
+	log_deltas(&s0, &s1);
+
+	EXPECT_LE(HOT_PCT, pct(hot.n[0], hot_n))
+		TH_LOG("hot THPs not promoted within %d ms", DEADLINE_MS);
+	EXPECT_GT(COLD_PCT, pct(cold.n[0], r.npages - hot_n));
+	EXPECT_EQ(huge_before, huge_after) TH_LOG("THPs were split");
+	EXPECT_LT(0ULL, D(&s0, &s1, S_THP_YOUNG));
+	EXPECT_LE(hot.n[0], D(&s0, &s1, S_PROMOTE_SUCCESS));
+	bad = region_verify(&r, 0, hot_n, passes) +
+	      region_verify(&r, hot_n, r.npages - hot_n, 0);
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+	region_unmap(&r);
+}
+
+/*
+ * A hot range that stays MPOL_BIND to node 1 must never move, while an
+ * equally hot range without a policy beside it is promoted.
+ */
+TEST_F_TIMEOUT(promote, mbind_never_promoted, 120)
+{
+	struct node_count bound, free_;
+	struct kmm_stats s0, s1;
+	struct region rb, rf;
+	struct hot_thread h = {};
+	unsigned long passes;
+	long long t0;
+	int ret;
+
+	ret = region_on_node1(&rb, 8 * MB, false, true, 0x9abc);
+	ASSERT_EQ(0, ret) TH_LOG("bound region: %s", strerror(-ret));
+	ret = region_on_node1(&rf, 8 * MB, false, false, 0xdef0);
+	ASSERT_EQ(0, ret) TH_LOG("free region: %s", strerror(-ret));
+	hot_add(&h, rb.base, rb.npages);
+	hot_add(&h, rf.base, rf.npages);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, rf.base, rf.npages, &free_));
+		ASSERT_EQ(0, where_pages(0, rb.base, rb.npages, &bound));
+		if (bound.n[0] || pct(free_.n[0], rf.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+
+	ksft_print_msg("after %lld ms: unbound %lu%% on node 0, MPOL_BIND %lu/%lu on node 0\n",
+		       now_ms() - t0, pct(free_.n[0], rf.npages), bound.n[0],
+		       rb.npages);
+	log_deltas(&s0, &s1);
+	ASSERT_LE(HOT_PCT, pct(free_.n[0], rf.npages))
+		TH_LOG("control range not promoted: nothing to compare with");
+	EXPECT_EQ(0UL, bound.n[0]) TH_LOG("pages promoted against MPOL_BIND");
+	EXPECT_EQ(0UL, region_verify(&rb, 0, rb.npages, passes));
+	EXPECT_EQ(0UL, region_verify(&rf, 0, rf.npages, passes));
+	region_unmap(&rb);
+	region_unmap(&rf);
+}
+
+/*
+ * Twin processes with the same hot range: the one that opted out with
+ * PR_SET_KMMSCAND keeps its pages on node 1 while the other is promoted.
+ */
+TEST_F_TIMEOUT(promote, opted_out_not_scanned, 120)
+{
+	const size_t len = 8 * MB;
+	struct node_count in, out;
+	struct kmm_stats s0, s1;
+	unsigned long npages = len / page_size;
+	pid_t twin[2];
+	long long t0;
+	char *base;
+	int i;
+
+	/* Mapped, not touched: each twin faults its own copy in. */
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	ASSERT_EQ(0, madvise(base, len, MADV_NOHUGEPAGE));
+
+	for (i = 0; i < 2; i++) {
+		int pfd[2];
+		char c = 0;
+
+		ASSERT_EQ(0, pipe(pfd));
+		twin[i] = fork();
+		ASSERT_LE(0, twin[i]);
+		self->kids[i] = twin[i];
+		if (!twin[i]) {
+			unsigned long j;
+
+			close(pfd[0]);
+			if (i == 0 && prctl(PR_SET_KMMSCAND, 0, 0, 0, 0))
+				_exit(1);
+			if (bind_to_node(base, len, 1))
+				_exit(2);
+			for (j = 0; j < npages; j++)
+				base[j * page_size] = 1;
+			if (unbind(base, len))
+				_exit(3);
+			if (write(pfd[1], "r", 1) != 1)
+				_exit(4);
+			close(pfd[1]);
+			hot_forever(base, npages);
+			_exit(0);
+		}
+		close(pfd[1]);
+		ASSERT_EQ(1, read(pfd[0], &c, 1))
+			TH_LOG("twin %d did not start", i);
+		close(pfd[0]);
+	}
+
+	kmm_stats_read(&s0);
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(twin[0], base, npages, &out));
+		ASSERT_EQ(0, where_pages(twin[1], base, npages, &in));
+		if (out.n[0] || pct(in.n[0], npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	for (i = 0; i < 2; i++) {
+		kill(twin[i], SIGKILL);
+		waitpid(twin[i], NULL, 0);
+		self->kids[i] = 0;
+	}
+	kmm_stats_read(&s1);
+	log_deltas(&s0, &s1);
+
+	ksft_print_msg("after %lld ms: scanned twin %lu%% on node 0\n",
+		       now_ms() - t0, pct(in.n[0], npages));
+	ksft_print_msg("opted-out twin: %lu/%lu on node 0, %lu on node 1\n",
+		       out.n[0], npages, out.n[1]);
+	ASSERT_LE(HOT_PCT, pct(in.n[0], npages))
+		TH_LOG("scanned twin not promoted: nothing to compare with");
+	EXPECT_EQ(0UL, out.n[0]) TH_LOG("opted-out process had pages promoted");
+	EXPECT_EQ(npages, out.n[1]);
+	munmap(base, len);
+}
+
+/*
+ * promote_rate_limit_mbps=1 with a 32 MB hot set: once promotion starts,
+ * no more than the limit (plus one second of burst and one batch) may be
+ * promoted per second, and it must still make progress.
+ */
+TEST_F_TIMEOUT(promote, rate_limited, 120)
+{
+	const long long rate = 1, batch = 32, window_ms = 5000;
+	unsigned long long promoted, allowed_pages;
+	struct kmm_stats s0, s1, s2;
+	struct node_count nc0, nc1;
+	struct hot_thread h = {};
+	long long t0, t1, t2;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, rate));
+	ASSERT_EQ(0, knob_set(KNOB_MIGRATE_BATCH, batch));
+	ret = region_on_node1(&r, 32 * MB, false, false, 0x1111);
+	ASSERT_EQ(0, ret) TH_LOG("placing 32 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		kmm_stats_read(&s1);
+		if (D(&s0, &s1, S_PROMOTE_SUCCESS))
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	t1 = now_ms();
+	ASSERT_LT(0ULL, D(&s0, &s1, S_PROMOTE_SUCCESS))
+		TH_LOG("nothing promoted within %d ms at %lld MB/s",
+		       DEADLINE_MS, rate);
+	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc0));
+
+	/* Measure one window from the first promotion on. */
+	do {
+		sleep_ms(POLL_MS);
+		t2 = now_ms();
+	} while (t2 - t1 < window_ms);
+	kmm_stats_read(&s2);
+	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc1));
+	hot_stop(&h);
+
+	promoted = D(&s1, &s2, S_PROMOTE_SUCCESS);
+	allowed_pages = (rate * MB * ((t2 - t1) / 1000 + 2)) / page_size +
+			batch;
+	ksft_print_msg("%lld MB/s limit: %llu pages (%llu KB/s) in %lld ms, allowed %llu\n",
+		       rate, promoted, promoted * page_size / 1024 * 1000 /
+		       (t2 - t1), t2 - t1, allowed_pages);
+	ksft_print_msg("ours on node 0: %lu -> %lu, defer_ratelimit +%llu\n",
+		       nc0.n[0], nc1.n[0], D(&s0, &s2, S_DEFER_RATELIMIT));
+	EXPECT_GE(allowed_pages, promoted)
+		TH_LOG("rate limit exceeded");
+	EXPECT_LE(allowed_pages, (unsigned long long)r.npages)
+		TH_LOG("hot set too small to tell a limit from none");
+	EXPECT_LT(nc0.n[0], nc1.n[0]) TH_LOG("no progress under the limit");
+	EXPECT_LT(0ULL, D(&s0, &s2, S_DEFER_RATELIMIT))
+		TH_LOG("kmmscand_defer_ratelimit did not move");
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, h.passes));
+	region_unmap(&r);
+}
+
+/* promote_rate_limit_mbps=0: pages are found hot but none is moved. */
+TEST_F_TIMEOUT(promote, rate_zero_detects_only, 120)
+{
+	struct kmm_stats s0, s1;
+	struct node_count nc;
+	struct hot_thread h = {};
+	unsigned long passes;
+	long long t0;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 0));
+	ret = region_on_node1(&r, 8 * MB, false, false, 0x2222);
+	ASSERT_EQ(0, ret) TH_LOG("placing 8 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	/* Four young sightings per hot page: twice what "hot" needs. */
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc));
+		if (nc.n[0] || D(&s0, &s1, S_YOUNG) >= 4 * r.npages)
+			break;
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+
+	ksft_print_msg("after %lld ms: young +%llu, candidate +%llu\n",
+		       now_ms() - t0, D(&s0, &s1, S_YOUNG),
+		       D(&s0, &s1, S_CANDIDATE));
+	ksft_print_msg("promote_success +%llu, ours on node 0: %lu\n",
+		       D(&s0, &s1, S_PROMOTE_SUCCESS), nc.n[0]);
+	EXPECT_LE(4 * r.npages, D(&s0, &s1, S_YOUNG))
+		TH_LOG("the hot pages were not seen young often enough");
+	EXPECT_EQ(0UL, nc.n[0]) TH_LOG("pages promoted with the limit at 0");
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_PROMOTE_SUCCESS));
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	region_unmap(&r);
+}
+
+/*
+ * enabled=0 stops scanning and promotion (no counter moves, no page
+ * moves over three maximum periods); enabled=1 resumes both.
+ */
+TEST_F_TIMEOUT(promote, disabled_then_enabled, 120)
+{
+	struct kmm_stats s0, s1, s2;
+	struct node_count nc;
+	struct hot_thread h = {};
+	unsigned long passes;
+	long long t0;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 0));
+	ret = region_on_node1(&r, 8 * MB, false, false, 0x3333);
+	ASSERT_EQ(0, ret) TH_LOG("placing 8 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+	ASSERT_EQ(0, hot_start(&h));
+
+	/* Let a pass that was running when we wrote 0 finish. */
+	sleep_ms(PERIOD_MAX_MS);
+	kmm_stats_read(&s0);
+	sleep_ms(3 * PERIOD_MAX_MS);
+	kmm_stats_read(&s1);
+	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc));
+	log_deltas(&s0, &s1);
+	EXPECT_EQ(0UL, nc.n[0]) TH_LOG("pages promoted while disabled");
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_MM_SCAN)) TH_LOG("scanning while disabled");
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_PTE_SCANNED));
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_PROMOTE_SUCCESS));
+
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 1));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc));
+		if (pct(nc.n[0], r.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s2);
+	ksft_print_msg("re-enabled: %lu%% on node 0 after %lld ms\n",
+		       pct(nc.n[0], r.npages), now_ms() - t0);
+	EXPECT_LE(HOT_PCT, pct(nc.n[0], r.npages))
+		TH_LOG("no promotion after enabled=1");
+	EXPECT_LT(0ULL, D(&s1, &s2, S_MM_SCAN));
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	region_unmap(&r);
+}
+
+/* ---- tracepoints ---------------------------------------------------------- */
+
+/* Value of " key=" in @line as a number; false if absent or not a number. */
+static bool trace_field(const char *line, const char *key,
+			unsigned long long *val)
+{
+	char pat[64], *end;
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	errno = 0;
+	*val = strtoull(p, &end, 0);
+	if (end == p || errno)
+		return false;
+	return *end == ' ' || *end == '\n' || *end == '\0' || *end == ',';
+}
+
+static bool trace_has_key(const char *line, const char *key)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	return strstr(line, pat);
+}
+
+static int tracefs_write(const char *rel, const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t ret;
+	int fd;
+
+	snprintf(path, sizeof(path), TRACE_INSTANCE "/%s", rel);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, strlen(val));
+	close(fd);
+	return ret < 0 ? -errno : 0;
+}
+
+/*
+ * With all kmmscand events on in a private trace instance, a hot workload
+ * and a few short-lived children must produce every common event with
+ * fields that parse and agree with each other and with the knobs.
+ */
+TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
+{
+	unsigned long long v, scanned, young, budget, period, nr, ok, fail;
+	unsigned long n_enter = 0, n_exit = 0, n_start = 0, n_end = 0;
+	unsigned long n_batch = 0, bad = 0, promoted = 0;
+	static char line[1024];
+	struct node_count nc;
+	struct hot_thread h = {};
+	long long t0;
+	struct region r;
+	FILE *f;
+	int i, ret;
+
+	if (access("/sys/kernel/tracing/instances", F_OK))
+		SKIP(return, "tracefs not mounted at /sys/kernel/tracing");
+	if (access("/sys/kernel/tracing/events/kmmscand", F_OK))
+		SKIP(return, "no kmmscand trace events (CONFIG_EVENT_TRACING?)");
+	if (mkdir(TRACE_INSTANCE, 0700) && errno != EEXIST)
+		SKIP(return, "cannot create trace instance: %s", strerror(errno));
+	ASSERT_EQ(0, tracefs_write("buffer_size_kb", "4096"));
+	ASSERT_EQ(0, tracefs_write("trace", ""));
+	ASSERT_EQ(0, tracefs_write("events/kmmscand/enable", "1"));
+
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+	}
+	ret = region_on_node1(&r, 8 * MB, false, false, 0x4444);
+	ASSERT_EQ(0, ret) TH_LOG("placing 8 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc));
+		if (pct(nc.n[0], r.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	hot_stop(&h);
+	tracefs_write("events/kmmscand/enable", "0");
+
+	f = fopen(TRACE_INSTANCE "/trace", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, " mm_enter: ")) {
+			n_enter++;
+			bad += !trace_has_key(line, "mm");
+		} else if (strstr(line, " mm_exit: ")) {
+			n_exit++;
+			bad += !trace_has_key(line, "mm");
+		} else if (strstr(line, " scan_start: ")) {
+			n_start++;
+			if (!trace_field(line, "period_ms", &period) ||
+			    !trace_field(line, "budget", &budget) ||
+			    !trace_has_key(line, "mm")) {
+				if (!bad++)
+					ksft_print_msg("unparsed: %s", line);
+			}
+		} else if (strstr(line, " scan_end: ")) {
+			n_end++;
+			if (!trace_field(line, "scanned", &scanned) ||
+			    !trace_field(line, "pmd_skipped", &v) ||
+			    !trace_field(line, "young", &young) ||
+			    !trace_field(line, "candidates", &v) ||
+			    !trace_field(line, "period_ms", &period) ||
+			    !trace_field(line, "budget", &budget) ||
+			    young > scanned || period < 100 ||
+			    period > 60000 || !budget || budget > 4194304) {
+				if (!bad++)
+					ksft_print_msg("bad scan_end: %s", line);
+			}
+		} else if (strstr(line, " migrate_batch: ")) {
+			n_batch++;
+			if (!trace_field(line, "nr", &nr) ||
+			    !trace_field(line, "succeeded", &ok) ||
+			    !trace_field(line, "failed", &fail) ||
+			    !trace_field(line, "target_nid", &v) ||
+			    !trace_has_key(line, "reason") ||
+			    ok + fail > nr || v != 0) {
+				if (!bad++)
+					ksft_print_msg("bad migrate_batch: %s",
+						       line);
+			} else {
+				promoted += ok;
+			}
+		}
+	}
+	fclose(f);
+	rmdir(TRACE_INSTANCE);
+
+	ksft_print_msg("events: mm_enter %lu mm_exit %lu scan_start %lu scan_end %lu\n",
+		       n_enter, n_exit, n_start, n_end);
+	ksft_print_msg("migrate_batch %lu (promoted %lu), bad %lu; ours on node 0: %lu\n",
+		       n_batch, promoted, bad, nc.n[0]);
+	EXPECT_LT(0UL, n_enter) TH_LOG("forks did not trace mm_enter");
+	EXPECT_LT(0UL, n_exit) TH_LOG("exits did not trace mm_exit");
+	EXPECT_LT(0UL, n_start);
+	EXPECT_LT(0UL, n_end);
+	EXPECT_LT(0UL, n_batch);
+	EXPECT_EQ(0UL, bad) TH_LOG("events with missing or inconsistent fields");
+	EXPECT_LE(nc.n[0], promoted)
+		TH_LOG("pages moved that no migrate_batch event reported");
+	region_unmap(&r);
+}
+
+/* ---- churn ---------------------------------------------------------------- */
+
+/* A short-lived process: 1 MB on node 1, touched a few times, then exit. */
+static void short_lived(unsigned int seed)
+{
+	const size_t len = MB;
+	unsigned long i;
+	int round;
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(1);
+	if (seed & 1)
+		prctl(PR_SET_KMMSCAND, 0, 0, 0, 0);
+	bind_to_node(p, len, 1);
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < len; i += page_size)
+			p[i]++;
+		sleep_ms(5 + seed % 20);
+	}
+	_exit(0);
+}
+
+/*
+ * While the scanner is busy with a hot range, 100 processes come and go,
+ * and part of a second hot range becomes PROT_NONE and part is unmapped.
+ * The kernel must stay sane (the host fails the run on any WARN, BUG or
+ * Oops), counters must stay consistent, surviving data intact, and the
+ * scanner must still promote afterwards.
+ */
+TEST_F_TIMEOUT(promote, churn_and_unmap, 150)
+{
+	const unsigned long q = (8 * MB) / page_size / 4;
+	struct node_count nc, moved;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {}, h2 = {};
+	unsigned long passes, passes2 = 0, bad;
+	int i, status, failed = 0;
+	struct region r, r2;
+	bool kthread;
+	long long t0;
+	pid_t pid;
+
+	ASSERT_EQ(0, region_on_node1(&r, 8 * MB, false, false, 0x5555));
+	ASSERT_EQ(0, region_on_node1(&r2, 8 * MB, false, false, 0x6666));
+	hot_add(&h2, r2.base, r2.npages);
+	ASSERT_EQ(0, hot_start(&h2));
+
+	kmm_stats_read(&s0);
+	t0 = now_ms();
+	for (i = 0; i < 100; i++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			short_lived(i);
+			_exit(0);
+		}
+		/* Ten alive at a time. */
+		if (i >= 9 && waitpid(-1, &status, 0) > 0 &&
+		    (!WIFEXITED(status) || WEXITSTATUS(status)))
+			failed++;
+		/* Halfway through, pull r2 out from under the scanner. */
+		if (i == 50) {
+			passes2 = hot_stop(&h2);
+			ASSERT_EQ(0, mprotect(r2.base + q * page_size,
+					      q * page_size, PROT_NONE));
+			ASSERT_EQ(0, munmap(r2.base + 2 * q * page_size,
+					    q * page_size));
+		}
+	}
+	while ((pid = waitpid(-1, &status, 0)) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	ksft_print_msg("100 processes done in %lld ms, %d failed\n",
+		       now_ms() - t0, failed);
+	EXPECT_EQ(0, failed);
+
+	/* The scanner still works: r becomes hot now and is promoted. */
+	hot_add(&h, r.base, r.npages);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc));
+		if (pct(nc.n[0], r.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+	log_deltas(&s0, &s1);
+
+	ksft_print_msg("after churn: %lu%% on node 0 in %lld ms\n",
+		       pct(nc.n[0], r.npages), now_ms() - t0);
+	EXPECT_NE(0, find_task("kmmscand", &kthread)) TH_LOG("kthread gone");
+	EXPECT_LE(HOT_PCT, pct(nc.n[0], r.npages));
+	expect_monotonic(_metadata, &s0, &s1);
+	EXPECT_LE(nc.n[0], D(&s0, &s1, S_PROMOTE_SUCCESS));
+
+	/* What is left of r2: unmapped quarter gone, the rest intact. */
+	ASSERT_EQ(0, where_pages(0, r2.base + 2 * q * page_size, q, &moved));
+	EXPECT_EQ(q, moved.unmapped)
+		TH_LOG("unmapped range: %lu unmapped, %lu absent, %lu on node 0, %lu on node 1",
+		       moved.unmapped, moved.absent, moved.n[0], moved.n[1]);
+	ASSERT_EQ(0, mprotect(r2.base + q * page_size, q * page_size,
+			      PROT_READ | PROT_WRITE));
+	bad = region_verify(&r, 0, r.npages, passes) +
+	      region_verify(&r2, 0, q, passes2) +
+	      region_verify(&r2, q, q, passes2) +
+	      region_verify(&r2, 3 * q, q, passes2);
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+	region_unmap(&r);
+	region_unmap(&r2);
+}
+
+int main(int argc, char **argv)
+{
+	struct kmm_knob_state saved = {};
+	int ret;
+
+	/*
+	 * Belt and braces: a test killed by its timeout cannot run its
+	 * teardown, so the runner restores the knobs once more at the end.
+	 */
+	if (!geteuid() && kmmscand_present())
+		knobs_save(&saved);
+	ret = test_harness_run(argc, argv);
+	knobs_restore(&saved);
+	return ret;
+}
