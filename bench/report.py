@@ -342,9 +342,9 @@ def plot(out, runs, workloads, pols):
     gp = shutil.which("gnuplot")
     cols = 3 if len(panels) > 4 else min(2, len(panels))
     rows_ = (len(panels) + cols - 1) // cols
-    script = ["set terminal pngcairo size %d,%d font ',9'" % (480 * cols, 330 * rows_)
+    script = ["set terminal pngcairo noenhanced size %d,%d font ',9'" % (480 * cols, 330 * rows_)
               if gp and "pngcairo" in terminals(gp) else
-              "set terminal png size %d,%d" % (480 * cols, 330 * rows_),
+              "set terminal png noenhanced size %d,%d" % (480 * cols, 330 * rows_),
               "set output '%s'" % os.path.join(out, "coverage.png"),
               "set multiplot layout %d,%d title 'hot-set pages on node 0 over time "
               "(TCG VM; placement measured with move_pages)'" % (rows_, cols),
@@ -356,8 +356,9 @@ def plot(out, runs, workloads, pols):
         script.append("unset arrow")
         if ph:
             script.append("set arrow from %g,0 to %g,1.05 nohead dt 2" % (ph, ph))
-        script.append("plot " + ", ".join("'%s' using 1:2 with lines lw 2 title '%s'" % (fn, p)
-                                          for p, fn, _ in lines))
+        script.append("plot " + ", ".join(
+            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (fn, color(pols, p), p)
+            for p, fn, _ in lines))
     script.append("unset multiplot")
     with open(os.path.join(out, "coverage.gp"), "w") as f:
         f.write("\n".join(script) + "\n")
@@ -367,6 +368,11 @@ def plot(out, runs, workloads, pols):
     res = subprocess.run([gp, os.path.join(out, "coverage.gp")], capture_output=True, text=True)
     if res.returncode:
         print("report.py: gnuplot failed: %s" % res.stderr.strip(), file=sys.stderr)
+
+
+def color(pols, p):
+    order = POLICY_ORDER + [x for x in pols if x not in POLICY_ORDER]
+    return order.index(p) + 1
 
 
 def terminals(gp):
