@@ -46,9 +46,11 @@ else
 	# same as `make vm-run`: (re)build the kernel, then boot it
 	"$TOP/harness/build-kernel.sh" >&2
 	log "BENCH=$BENCH NODE0_MB=$NODE0_MB NODE1_MB=$NODE1_MB; guest output -> $out/raw.log"
+	# BENCH_ARGS is shell-quoted: WORKLOADS='hotcold zipf' stays one word
+	eval "set -- ${BENCH_ARGS:-}"
 	set +e
 	VM_OUT=$out/vm FILES="$out/workload" "$TOP/harness/vm-run.sh" "$out/run-in-vm.sh" \
-		MODE="$BENCH" ${BENCH_ARGS:-} 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
+		MODE="$BENCH" "$@" 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
 		grep --line-buffered -E '^@@RUN-(BEGIN|END)|^RESULT|^@@SKIP|^@@ERROR' >&2
 	rc=${PIPESTATUS[0]}
 	set -e
