@@ -170,14 +170,19 @@ damon_on() {
 	s=$c/schemes/0
 	wr migrate_hot $s/action || return 1
 	wr 0 $s/target_nid || return 1
+	# the sysfs defaults of every min AND max are 0: set both
 	wr 4096 $s/access_pattern/sz/min
+	wr $((N1_END - N1_START)) $s/access_pattern/sz/max
 	wr 1 $s/access_pattern/nr_accesses/min
+	wr 1000 $s/access_pattern/nr_accesses/max
 	wr 0 $s/access_pattern/age/min
+	wr 4294967295 $s/access_pattern/age/max
 	wr 0 $s/quotas/ms
 	wr 268435456 $s/quotas/bytes
 	wr 1000 $s/quotas/reset_interval_ms
 	wr none $s/watermarks/metric
 	wr on $DAMON/0/state || return 1
+	echo "@@INFO damon state=$(cat $DAMON/0/state) pid=$(cat $DAMON/0/pid) range=$N1_START-$N1_END"
 	return 0
 }
 

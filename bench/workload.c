@@ -397,7 +397,7 @@ static void run_worker(int id, int go_fd, int ready_fd, int rel_fd, double secs)
 	char *base = region + w->first_page * PAGE_SZ;
 	uint32_t *mycnt = cnt + w->first_page;
 	double t_start, t_end, t_mid;
-	struct rusage ru;
+	struct rusage ru, ru0;
 	char c = 'r';
 	unsigned long pos = 0;
 
@@ -414,6 +414,7 @@ static void run_worker(int id, int go_fd, int ready_fd, int rel_fd, double secs)
 	while (read(go_fd, &c, 1) > 0)
 		;
 	t_start = now_s();
+	getrusage(RUSAGE_SELF, &ru0);	/* setup (fault-in) is not counted */
 	t_end = t_start + secs;
 	t_mid = t_start + secs / 2;
 	cur = tA;
@@ -454,8 +455,10 @@ static void run_worker(int id, int go_fd, int ready_fd, int rel_fd, double secs)
 		r->max = lat[nlat - 1];
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	r->utime = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
-	r->stime = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	r->utime = (ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+		   (ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) * 1e-6;
+	r->stime = (ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+		   (ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e-6;
 	r->ready = 2;
 	/* stay alive (mapped) until the sampler took its final sample */
 	while (read(rel_fd, &c, 1) > 0)
