@@ -304,17 +304,26 @@ run_one() {	# run_one WORKLOAD POLICY
 	settle
 	[ $w = topfull ] && [ -f "$DEMOTE" ] && wr 1 "$DEMOTE" && echo "@@INFO demotion_enabled=1"
 	echo "@@INFO before $(node_free)"
+	# The workload places and faults in its memory first (policy off), then
+	# waits; the policy goes on and the counters start right before the run.
+	rm -f $TMP/go $TMP/go.ready
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	if command -v timeout >/dev/null 2>&1; then
+		timeout $((DUR * 3 + 600)) "$WL" $args --go-file $TMP/go &
+	else
+		"$WL" $args --go-file $TMP/go &
+	fi
+	wpid=$!
+	while [ ! -e $TMP/go.ready ] && kill -0 $wpid 2>/dev/null; do
+		sleep 0.1 2>/dev/null || sleep 1
+	done
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
 	policy_on $p
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
-	t0=$(date +%s)
-	# shellcheck disable=SC2086
-	if command -v timeout >/dev/null 2>&1; then
-		timeout $((DUR * 3 + 300)) "$WL" $args
-	else
-		"$WL" $args
-	fi
+	touch $TMP/go
+	wait $wpid
 	rc=$?
 	t1=$(date +%s)
 	cpu_snapshot $TMP/cpu1	# before DAMON stops: kdamond exits with it

@@ -71,6 +71,7 @@ static struct {
 	int slow_node, fast_node;
 	unsigned int sample_ms;
 	int verbose;
+	const char *go_file;	/* after setup: create <go_file>.ready, wait for <go_file> */
 } o = {
 	.mode = "hotcold", .size_mb = 256, .hot_pct = 10, .hot_chunk_kb = 256,
 	.procs = 1, .balloon_leave_mb = -1, .secs = 30, .seed = 42, .batch = 4096,
@@ -587,7 +588,8 @@ static void usage(void)
 " --balloon-leave-mb M  fill the fast node until only M MB are free\n"
 " --balloon-lock    mlock the balloon\n"
 " --secs T          run time [30]   --seed S [42]   --batch B accesses [4096]\n"
-" --slow-node N [1] --fast-node N [0]  --sample-ms MS [1000]\n");
+" --slow-node N [1] --fast-node N [0]  --sample-ms MS [1000]\n"
+" --go-file F       after setup create F.ready and wait until F exists\n");
 	exit(1);
 }
 
@@ -630,6 +632,7 @@ int main(int argc, char **argv)
 		{ "secs", 1, 0, 't' }, { "seed", 1, 0, 'r' }, { "batch", 1, 0, 'B' },
 		{ "slow-node", 1, 0, '1' }, { "fast-node", 1, 0, '0' },
 		{ "sample-ms", 1, 0, 'i' }, { "verbose", 0, 0, 'v' }, { "help", 0, 0, '?' },
+		{ "go-file", 1, 0, 'g' },
 		{ 0 }
 	};
 	int c, go[2], rd[2], rel[2];
@@ -666,6 +669,7 @@ int main(int argc, char **argv)
 		case '0': o.fast_node = atoi(optarg); break;
 		case 'i': o.sample_ms = strtoul(optarg, NULL, 0); break;
 		case 'v': o.verbose = 1; break;
+		case 'g': o.go_file = optarg; break;
 		default: usage();
 		}
 	}
@@ -768,6 +772,19 @@ int main(int argc, char **argv)
 		}
 		printf("SETUP secs=%.2f hot_on0=%.4f cold_on0=%.4f hot_mapped=%lu cold_mapped=%lu\n",
 		       setup_s, fr(h), fr(cf), h.tot, cf.tot);
+	}
+	if (o.go_file) {
+		/* let the driver switch the policy on between setup and run */
+		char rp[4096];
+		int fd;
+		double give_up = now_s() + 600;
+
+		snprintf(rp, sizeof(rp), "%s.ready", o.go_file);
+		fd = open(rp, O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+		while (access(o.go_file, F_OK) && now_s() < give_up && !got_term)
+			usleep(10000);
 	}
 	close(go[1]);	/* go */
 	t_start = now_s();
