@@ -514,6 +514,8 @@ static pid_t start_balloon(long *mb_out)
 		close(pfd[0]);
 		if (b == MAP_FAILED)
 			_exit(5);
+		/* THP-backed: 512x fewer faults, fills fast even under TCG */
+		madvise(b, len, MADV_HUGEPAGE);
 		if (sys_mbind(b, len, MPOL_BIND_, o.fast_node))
 			_exit(6);
 		for (unsigned long i = 0; i < len; i += PAGE_SZ)
