@@ -5,6 +5,12 @@
 source "$(dirname "$0")/lib.sh"
 
 frags=("$HARNESS/config/kmmscand.config" "$@")
+# Skip the regeneration when nothing that feeds it changed.
+stamp=$( (cat "${frags[@]}"; cd "$TOP" && cat patches/series patches/*.patch 2>/dev/null;
+	  cat "$PRISTINE/Makefile"; find . -name "Kconfig*" -path "./[a-z]*" -not -path "./build/*" -exec cat {} +) | sha1sum | cut -d' ' -f1)
+if [ -f "$KOBJ/.config" ] && [ "$(cat "$KOBJ/.config.stamp" 2>/dev/null)" = "$stamp" ]; then
+	exit 0
+fi
 tmp=$BUILD/config.tmp
 rm -rf "$tmp"; mkdir -p "$tmp" "$KOBJ"
 make -s -C "$TREE" O="$tmp" tinyconfig >/dev/null
@@ -38,3 +44,4 @@ if ! cmp -s "$tmp/.config" "$KOBJ/.config"; then
 	log "config updated: $KOBJ/.config"
 fi
 rm -rf "$tmp"
+echo "$stamp" > "$KOBJ/.config.stamp"

@@ -10,6 +10,8 @@ TREE=$BUILD/linux
 KOBJ=${KOBJ:-$BUILD/kbuild}
 SRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 JOBS=${JOBS:-$(nproc)}
+# ccache hits across checkouts: paths are rewritten relative to the build dir.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
 
 log()  { printf '[harness] %s\n' "$*" >&2; }
 die()  { printf '[harness] error: %s\n' "$*" >&2; exit 1; }

@@ -1,0 +1,46 @@
+# kmmscand: build, boot and test harness. `make help` lists the targets.
+# Kernel code lives at its in-tree paths (mm/, include/, Documentation/,
+# tools/); edits to existing upstream files are in patches/; the machinery
+# that assembles, builds and boots it is in harness/.
+
+SHELL := /bin/bash
+H := harness
+
+PROG ?=
+ARGS ?=
+FILES ?=
+export FILES NODE0_MB NODE1_MB CPUS ACCEL VM_TIMEOUT APPEND
+
+.PHONY: help kernel assemble test demo vm-run clean distclean
+
+help: ## Show this help
+	@echo "kmmscand harness targets:"
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+	@echo
+	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
+	@echo "vm-run:       make vm-run PROG=<static binary or script> [ARGS=\"...\"] [FILES=\"...\"]"
+
+assemble: ## Assemble build/linux = Debian linux-source-6.12 + overlay + patches
+	@$(H)/assemble.sh
+
+kernel: ## Assemble, configure (tinyconfig + fragment) and build the kernel
+	@$(H)/build-kernel.sh
+
+test: ## Build everything, run checkpatch, KUnit and kselftests in the VM
+	@$(H)/test.sh
+
+demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
+	@$(H)/demo.sh
+
+vm-run: ## Run PROG (static binary or script) with ARGS in the two-tier VM
+	@$(H)/build-kernel.sh >&2
+	@$(H)/vm-run.sh "$(PROG)" $(ARGS)
+
+clean: ## Remove kernel build output (keeps the unpacked source)
+	rm -rf build/kbuild build/kbuild-* build/test build/vm-run build/demo
+
+distclean: ## Remove everything under build/
+	rm -rf build
+
+-include bench/bench.mk

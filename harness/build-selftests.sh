@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# build-selftests.sh OUTDIR -- build every tools/testing/selftests/mm/kmmscand*.c
+# of the assembled tree as a static binary in OUTDIR, against the uapi headers
+# of the built kernel and the kernel's own kselftest_harness.h.
+# Prints "ok build:selftest:NAME" / "not ok build:selftest:NAME: ..." lines.
+source "$(dirname "$0")/lib.sh"
+[ $# -eq 1 ] || die "usage: build-selftests.sh OUTDIR"
+out=$1
+need_pkgs gcc libc6-dev
+mkdir -p "$out"
+st=$TREE/tools/testing/selftests
+hdr=$KOBJ/hdr/include
+[ -d "$hdr" ] || die "no uapi headers at $hdr; build the kernel first"
+shopt -s nullglob
+for src in "$st"/mm/kmmscand*.c; do
+	name=$(basename "$src" .c)
+	if gcc -static -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -isystem "$hdr" \
+		-I "$st" -I "$st/mm" -o "$out/$name" "$src" -lpthread -lm \
+		>"$out/$name.build.log" 2>&1; then
+		echo "ok build:selftest:$name"
+	else
+		sed 's/^/    /' "$out/$name.build.log" | head -30 >&2
+		echo "not ok build:selftest:$name: compile failed ($out/$name.build.log)"
+	fi
+done

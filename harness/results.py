@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Turn one `make test` run into per-test results and the final count.
+
+results.py --console console.log --stdout stdout.log --host host.txt
+           [--suites kunit-suites] [--selftests name,name] [--vm-rc N]
+
+ * KUnit: the KTAP printed on the console at boot. Every test case of
+   every suite counts; a suite listed in --suites that never ran fails.
+ * kselftests: TAP between "@@KMM-BEGIN name@@" / "@@KMM-END name rc@@"
+   markers on the guest's stdout channel; each "ok"/"not ok" line counts,
+   "# SKIP" directives are skips; a binary that exits non-zero without a
+   failed test line, or one that never ran, fails.
+ * host.txt: lines "ok NAME", "not ok NAME: why" or "skip NAME: why" from
+   host-side checks (build, checkpatch).
+ * the kernel log: any panic/Oops/BUG/WARNING/lockdep/KASAN/lockup line.
+Prints one line per test and ends with "N passed, N failed, N skipped";
+exit status 1 when anything failed.
+"""
+import argparse
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import klog  # noqa: E402
+
+TS = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+RES = re.compile(r"^(\s*)(not ok|ok)\s+\d+\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
+SUBTEST = re.compile(r"^(\s*)# Subtest:\s*(\S+)")
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.lines = []
+
+    def add(self, status, name, why=""):
+        if status == "pass":
+            self.passed += 1
+        elif status == "skip":
+            self.skipped += 1
+        else:
+            self.failed += 1
+        tag = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[status]
+        self.lines.append(f"{tag} {name}" + (f": {why}" if why else ""))
+
+
+def status_of(verdict, directive):
+    if directive and directive.upper().startswith("SKIP"):
+        return "skip"
+    return "pass" if verdict == "ok" else "fail"
+
+
+def parse_kunit(text, expected, t):
+    lines = [TS.sub("", line.rstrip("\r")) for line in text.splitlines()]
+    seen = set()
+    suite = None
+    suite_indent = None
+    for line in lines:
+        m = SUBTEST.match(line)
+        if m and len(m.group(1)) == 4:
+            suite, suite_indent = m.group(2), 4
+            continue
+        m = RES.match(line)
+        if not m or suite is None:
+            continue
+        indent = len(m.group(1))
+        verdict, name, directive = m.group(2), m.group(3).strip(), m.group(4)
+        if indent == suite_indent:
+            t.add(status_of(verdict, directive), f"kunit:{suite}.{name}",
+                  "" if verdict == "ok" else "see console log")
+        elif indent == 0 and name == suite:
+            seen.add(suite)
+            if verdict != "ok" and not any(
+                    line.startswith(f"FAIL kunit:{suite}.") for line in t.lines):
+                t.add("fail", f"kunit:{suite}", "suite failed")
+            suite = None
+    for s in expected:
+        if s not in seen:
+            t.add("fail", f"kunit:{s}", "expected suite did not run "
+                  "(not built in? boot crashed?)")
+
+
+def parse_selftests(text, expected, t):
+    cur = None
+    ran = {}
+    counted = 0
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        m = re.match(r"^@@KMM-BEGIN (\S+)@@$", line)
+        if m:
+            cur, counted, failed_seen = m.group(1), 0, False
+            continue
+        m = re.match(r"^@@KMM-END (\S+) (\d+)@@$", line)
+        if m and cur:
+            rc = int(m.group(2))
+            ran[cur] = rc
+            if counted == 0:
+                t.add("fail" if rc else "pass", f"selftest:{cur}",
+                      f"exit status {rc}, no TAP results" if rc else "")
+            elif rc not in (0, 4) and not failed_seen:
+                t.add("fail", f"selftest:{cur}", f"exit status {rc}")
+            cur = None
+            continue
+        if cur is None:
+            continue
+        m = RES.match(line)
+        if m and m.group(1) == "":
+            st = status_of(m.group(2), m.group(4))
+            why = (m.group(4) or "") if st == "skip" else (
+                "see the test output above" if st == "fail" else "")
+            t.add(st, f"selftest:{cur}:{m.group(3).strip()}", why)
+            counted += 1
+            failed_seen = failed_seen or st == "fail"
+    if cur is not None:
+        t.add("fail", f"selftest:{cur}", "did not finish (VM died or timed out)")
+        ran[cur] = -1
+    for name in expected:
+        if name not in ran:
+            t.add("fail", f"selftest:{name}", "never ran")
+
+
+def parse_host(path, t):
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            for prefix, st in (("not ok ", "fail"), ("ok ", "pass"), ("skip ", "skip")):
+                if line.startswith(prefix):
+                    name, _, why = line[len(prefix):].partition(": ")
+                    t.add(st, name, why)
+                    break
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--console")
+    ap.add_argument("--stdout")
+    ap.add_argument("--host")
+    ap.add_argument("--suites")
+    ap.add_argument("--selftests", default="")
+    ap.add_argument("--vm-rc", type=int)
+    a = ap.parse_args()
+    t = Tally()
+    if a.host:
+        parse_host(a.host, t)
+    if a.console:
+        with open(a.console, errors="replace") as f:
+            console = f.read()
+        expected = []
+        if a.suites:
+            with open(a.suites) as f:
+                expected = [s.split("#")[0].strip() for s in f]
+                expected = [s for s in expected if s]
+        parse_kunit(console, expected, t)
+        bad = klog.bad_lines(console)
+        if bad:
+            for kind, line in bad[:20]:
+                t.lines.append(f"  kernel log: {kind}: {line}")
+            t.add("fail", "kernel-log", f"{len(bad)} error line(s) in the console log")
+        else:
+            t.add("pass", "kernel-log")
+        if a.vm_rc is not None:
+            if a.vm_rc == 124:
+                t.add("fail", "vm", "timed out (wall-clock budget exceeded)")
+            elif a.vm_rc == 125:
+                t.add("fail", "vm", "died without reporting (panic? see console log)")
+            else:
+                t.add("pass", "vm")
+    if a.stdout:
+        with open(a.stdout, errors="replace") as f:
+            out = f.read()
+        names = [n for n in a.selftests.split(",") if n]
+        parse_selftests(out, names, t)
+    for line in t.lines:
+        print(line)
+    summary = f"{t.passed} passed, {t.failed} failed"
+    if t.skipped:
+        summary += f", {t.skipped} skipped"
+    print(summary)
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

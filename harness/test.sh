@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test.sh -- `make test`: build the patched kernel, run checkpatch on the new
+# kernel files, build the kselftests, boot the two-tier VM once running the
+# KUnit suites (at boot) and every kselftest, and report per-test results
+# ending in "N passed, N failed[, N skipped]".
+source "$(dirname "$0")/lib.sh"
+out=$BUILD/test
+rm -rf "$out"; mkdir -p "$out"
+host=$out/host.txt
+: > "$host"
+finish() {
+	python3 "$HARNESS/results.py" --host "$host" "$@" | tee "$out/results.txt"
+	exit "${PIPESTATUS[0]}"
+}
+
+start=$(date +%s)
+if ! "$HARNESS/build-kernel.sh" 2>&1 | tee "$out/build.txt" >&2; then
+	why=$(grep -m1 'error:' "$out/build.txt" | sed 's/^\[harness\] error: //')
+	echo "not ok build:kernel: ${why:-see $out/build.txt}" >> "$host"
+	finish
+fi
+echo "ok build:kernel" >> "$host"
+log "kernel ready after $(( $(date +%s) - start ))s"
+
+# checkpatch --strict on every new kernel source file and on every patch.
+cp=$TREE/scripts/checkpatch.pl
+cd "$TOP"
+for f in $(git ls-files 'mm/*.[ch]' 'include/*.h' 'kernel/*.[ch]' 'tools/testing/selftests/*.[ch]' 2>/dev/null) \
+	 $(find mm include -name '*.[ch]' 2>/dev/null); do
+	echo "$f"
+done | sort -u > "$out/checkpatch.files"
+while read -r f; do
+	[ -f "$f" ] || continue
+	if r=$(perl "$cp" --no-tree --strict --terse --show-types -f "$f" 2>&1 | grep -E '(ERROR|WARNING|CHECK):'); then
+		echo "$r" | sed 's/^/    /' >&2
+		echo "not ok checkpatch:$f: $(echo "$r" | wc -l) issue(s)" >> "$host"
+	else
+		echo "ok checkpatch:$f" >> "$host"
+	fi
+done < "$out/checkpatch.files"
+for p in $(grep -v '^#' patches/series 2>/dev/null | awk 'NF {print $1}'); do
+	if r=$(perl "$cp" --no-tree --strict --terse --no-signoff --ignore FILE_PATH_CHANGES \
+			"patches/$p" 2>&1 | grep -E '(ERROR|WARNING|CHECK):'); then
+		echo "$r" | sed 's/^/    /' >&2
+		echo "not ok checkpatch:patches/$p: $(echo "$r" | wc -l) issue(s)" >> "$host"
+	else
+		echo "ok checkpatch:patches/$p" >> "$host"
+	fi
+done
+
+# kselftests.
+"$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
+tests=()
+for b in "$out"/tests/*; do
+	[ -f "$b" ] && [ -x "$b" ] && tests+=("$b")
+done
+names=()
+{
+	echo 'cd /tmp'
+	for b in "${tests[@]}"; do
+		n=$(basename "$b")
+		names+=("$n")
+		echo "echo '@@KMM-BEGIN $n@@'"
+		echo "/opt/tests/$n 2>&1"
+		echo "echo \"@@KMM-END $n \$?@@\""
+	done
+	echo 'exit 0'
+} > "$out/job"
+files=()
+for b in "${tests[@]}"; do files+=("tests=$b"); done
+"$HARNESS/mkinitramfs.sh" "$out/initramfs.cpio" "$out/job" "${files[@]}"
+log "booting the VM (TCG unless ACCEL=kvm) for KUnit + ${#tests[@]} selftest binaries"
+set +e
+VM_TIMEOUT=${VM_TIMEOUT:-900} "$HARNESS/vm.sh" "$out/initramfs.cpio" "$out"
+vmrc=$?
+set -e
+log "VM finished in $(cat "$out/seconds")s (status $vmrc); logs in $out/"
+sed 's/^/    | /' "$out/stdout.log" >&2
+finish --console "$out/console.log" --stdout "$out/stdout.log" \
+	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
+	--vm-rc "$vmrc"

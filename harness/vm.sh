@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# vm.sh INITRAMFS OUTDIR -- boot the kmmscand kernel in the two-tier VM.
+#
+# Topology: node 0 = the vCPUs + NODE0_MB of DRAM; node 1 = CPU-less slow
+# tier of NODE1_MB, with HMAT giving it 10x the latency and 1/10 the
+# bandwidth of node 0, so the kernel puts it in a lower memory tier.
+# Writes OUTDIR/console.log (kernel console), stdout.log, stderr.log.
+# Exits with the guest job's status; 124 when the wall-clock budget
+# (VM_TIMEOUT seconds) ran out, 125 when the guest died without reporting.
+source "$(dirname "$0")/lib.sh"
+[ $# -eq 2 ] || die "usage: vm.sh INITRAMFS OUTDIR"
+initrd=$1 outdir=$2
+NODE0_MB=${NODE0_MB:-1024}
+NODE1_MB=${NODE1_MB:-1024}
+CPUS=${CPUS:-2}
+ACCEL=${ACCEL:-tcg}
+VM_TIMEOUT=${VM_TIMEOUT:-600}
+KERNEL=${KERNEL:-$KOBJ/arch/x86/boot/bzImage}
+APPEND=${APPEND:-}
+for v in NODE0_MB NODE1_MB CPUS VM_TIMEOUT; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
+done
+case "$ACCEL" in tcg|kvm) ;; *) die "ACCEL must be tcg or kvm (got '$ACCEL')" ;; esac
+[ -f "$KERNEL" ] || die "no kernel at $KERNEL; run 'make kernel' first"
+need_pkgs qemu-system-x86
+mkdir -p "$outdir"
+rm -f "$outdir"/{console,stdout,stderr}.log
+cpu=max
+[ "$ACCEL" = kvm ] && cpu=host
+
+qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
+	-smp "$CPUS" -m "$((NODE0_MB + NODE1_MB))M"
+	-object memory-backend-ram,id=m0,size="${NODE0_MB}M"
+	-object memory-backend-ram,id=m1,size="${NODE1_MB}M"
+	-numa node,nodeid=0,memdev=m0,cpus=0-$((CPUS - 1)),initiator=0
+	-numa node,nodeid=1,memdev=m1,initiator=0
+	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=10
+	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
+	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=100
+	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=1G
+	-kernel "$KERNEL" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init numa_balancing=disable $APPEND"
+	-display none -monitor none -no-reboot
+	-serial "file:$outdir/console.log"
+	-serial "file:$outdir/stdout.log"
+	-serial "file:$outdir/stderr.log")
+
+start=$(date +%s)
+set +e
+timeout -k 5 "$VM_TIMEOUT" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1
+qrc=$?
+set -e
+echo "$(( $(date +%s) - start ))" > "$outdir/seconds"
+rc=$(sed -n 's/.*@@KMM-EXIT \([0-9]*\)@@.*/\1/p' "$outdir/console.log" 2>/dev/null | tail -n 1)
+if [ -n "$rc" ]; then
+	exit "$rc"
+fi
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	log "VM exceeded its ${VM_TIMEOUT}s budget and was killed (console: $outdir/console.log)"
+	exit 124
+fi
+log "VM ended without reporting an exit status (qemu rc=$qrc; console: $outdir/console.log)"
+sed -n '1,20p' "$outdir/qemu.log" >&2
+exit 125
