@@ -34,7 +34,7 @@ if [ "$MODE" = full ]; then
 	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter scatter topfull sparse"
 	POLICIES="none kmmscand numab2 damos kmm-nopmd kmm-tlb"
 else
-	DUR=12; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=1
+	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=1
 	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull"
 	POLICIES="none kmmscand numab2 damos"
 fi
