@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/bench.sh -- host side of `make bench`.
+#   BENCH=quick|full (default full)  -- preset, see bench/README.md
+#   BENCH_ARGS="KEY=VALUE ..."       -- passed to bench/run-in-vm.sh (DUR=, WORKLOADS=, ...)
+#   NODE0_MB / NODE1_MB / VM_TIMEOUT -- VM sizing (defaults per preset)
+#   BENCH_RAW=<log>                  -- skip the VM, re-run the report on an old raw log
+# Builds the workload, boots the VM once through the harness (harness/vm-run.sh)
+# with bench/run-in-vm.sh as the program, and writes
+# bench-results/<timestamp>/{raw.log,results.csv,results.md,summary.txt,coverage.png}.
+set -euo pipefail
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=${BENCH:-full}
+case "$BENCH" in
+quick) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=1500}" ;;
+full)  : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=7200}" ;;
+*) echo "bench: BENCH must be quick or full" >&2; exit 2 ;;
+esac
+export NODE0_MB NODE1_MB VM_TIMEOUT
+ts=$(date -u +%Y%m%dT%H%M%SZ)
+out=$TOP/bench-results/$ts
+mkdir -p "$out"
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+ensure_gnuplot() {
+	command -v gnuplot >/dev/null && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		log "gnuplot missing and not root: install gnuplot-nox for the plot"; return 0
+	fi
+	log "installing gnuplot-nox"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y gnuplot-nox >"$out/apt.log" 2>&1 ||
+		{ apt-get update >>"$out/apt.log" 2>&1 && apt-get install -y gnuplot-nox >>"$out/apt.log" 2>&1; } ||
+		log "apt-get install gnuplot-nox failed (see $out/apt.log); no plot"
+}
+
+start=$(date +%s)
+if [ -n "${BENCH_RAW:-}" ]; then
+	cp "$BENCH_RAW" "$out/raw.log"
+else
+	[ -x "$TOP/harness/vm-run.sh" ] ||
+		{ log "harness/vm-run.sh not found: merge main (the harness) first"; exit 2; }
+	command -v gcc >/dev/null || { log "gcc missing"; exit 2; }
+	gcc -static -O2 -Wall -o "$out/workload" "$TOP/bench/workload.c" -lm
+	cp "$TOP/bench/run-in-vm.sh" "$out/run-in-vm.sh"
+	chmod +x "$out/run-in-vm.sh"
+	# same as `make vm-run`: (re)build the kernel, then boot it
+	"$TOP/harness/build-kernel.sh" >&2
+	log "BENCH=$BENCH NODE0_MB=$NODE0_MB NODE1_MB=$NODE1_MB; guest output -> $out/raw.log"
+	# BENCH_ARGS is shell-quoted: WORKLOADS='hotcold zipf' stays one word
+	eval "set -- ${BENCH_ARGS:-}"
+	set +e
+	VM_OUT=$out/vm FILES="$out/workload" "$TOP/harness/vm-run.sh" "$out/run-in-vm.sh" \
+		MODE="$BENCH" "$@" 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
+		grep --line-buffered -E '^@@RUN-(BEGIN|END)|^RESULT|^@@SKIP|^@@ERROR' >&2
+	rc=${PIPESTATUS[0]}
+	set -e
+	[ "$rc" -eq 0 ] || log "vm-run exited $rc (see $out/vm-stderr.log); reporting what ran"
+	grep -q '@@BENCH-END' "$out/raw.log" || log "guest output incomplete (no @@BENCH-END)"
+fi
+ensure_gnuplot
+python3 "$TOP/bench/report.py" "$out/raw.log" "$out" > /dev/null
+end=$(date +%s)
+echo "bench ($BENCH) took $((end - start)) s" >> "$out/summary.txt"
+cat "$out/results.md"
+log "results in $out (took $((end - start)) s)"
+ln -sfn "$ts" "$TOP/bench-results/latest"

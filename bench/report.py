@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""bench/report.py - turn the guest output of bench/run-in-vm.sh into
+results.csv, results.md, summary.txt and coverage.png (gnuplot).
+
+usage: report.py RAW_LOG OUTDIR
+"""
+import csv
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+POLICY_ORDER = ["none", "kmmscand", "numab2", "damos", "kmm-nopmd", "kmm-tlb"]
+DEFAULT_LAT0, DEFAULT_LAT1 = 10.0, 100.0
+
+
+def kv(s):
+    return dict(m.groups() for m in re.finditer(r"(\S+?)=(\S*)", s))
+
+
+def num(x, default=None):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return default
+
+
+def parse(path):
+    env, runs, cur = {}, [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            # the guest may interleave kernel messages; find our markers anywhere
+            i = line.find("@@")
+            tag = line[i:] if i >= 0 else line
+            if tag.startswith("@@ENV "):
+                rest = tag[6:]
+                if rest.startswith("kmmscand"):
+                    env["kmmscand_info"] = rest
+                env.update(kv(rest))
+            elif tag.startswith("@@RUN-BEGIN "):
+                d = kv(tag[12:].split(" args=")[0])
+                cur = {"workload": d.get("workload"), "policy": d.get("policy"),
+                       "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
+                       "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
+                       "damos": {}, "skip": None, "info": [], "warn": [], "phase": None,
+                       "setup": {}}
+            elif cur is None:
+                continue
+            elif tag.startswith("@@RUN-END "):
+                d = kv(tag[10:])
+                cur["rc"] = int(num(d.get("rc"), -1))
+                cur["wall"] = num(d.get("wall"), 0)
+                runs.append(cur)
+                cur = None
+            elif tag.startswith("@@SKIP "):
+                cur["skip"] = tag[7:]
+            elif tag.startswith("@@VMSTAT "):
+                _, k, v = tag.split()
+                cur["vmstat"][k] = int(v)
+            elif tag.startswith("@@CPU "):
+                _, k, v = tag.split()
+                cur["cpu"][k] = num(v, 0)
+            elif tag.startswith("@@DAMOS "):
+                _, k, v = tag.split()
+                cur["damos"][k] = int(v)
+            elif tag.startswith("@@INFO "):
+                cur["info"].append(tag[7:])
+            elif tag.startswith("@@WARN "):
+                cur["warn"].append(tag[7:])
+            elif line.startswith("T "):
+                p = line.split()
+                d = kv(line)
+                cur["T"].append((num(p[1], 0), num(d.get("hot_on0"), 0),
+                                 num(d.get("cold_on0"), 0), num(d.get("acc_on0"), 0),
+                                 num(d.get("ops"), 0)))
+            elif line.startswith("PHASE "):
+                cur["phase"] = num(kv(line).get("t"))
+            elif line.startswith("SETUP "):
+                cur["setup"] = kv(line)
+            elif line.startswith("W "):
+                cur["W"].append(kv(line))
+            elif line.startswith("RESULT "):
+                cur["result"] = kv(line)
+    return env, runs
+
+
+def metrics(run, lat0, lat1):
+    r = run["result"]
+    m = {"workload": run["workload"], "policy": run["policy"],
+         "status": "skipped" if run["skip"] else ("ok" if r and run.get("rc") == 0 else "failed"),
+         "note": run["skip"] or ("; ".join(run["warn"][:3]) if run["warn"] else "")}
+    if not r:
+        return m
+    t50, t90 = num(r.get("t50"), -1), num(r.get("t90"), -1)
+    m["t50_s"] = t50 if t50 >= 0 else None
+    m["t90_s"] = t90 if t90 >= 0 else None
+    m["hot_final_pct"] = 100 * num(r.get("hot_final"), 0)
+    m["cold_promoted_pct"] = 100 * num(r.get("cold_final"), 0)
+    f = num(r.get("acc_on0"), 0)
+    m["acc_on0_pct"] = 100 * f
+    m["model_ns_per_access"] = f * lat0 + (1 - f) * lat1
+    v = run["vmstat"]
+    m["pgmigrate_success"] = v.get("pgmigrate_success", 0)
+    m["pgpromote_success"] = v.get("pgpromote_success", 0)
+    m["kmmscand_promote_success"] = v.get("kmmscand_promote_success", 0)
+    m["pgdemote"] = sum(x for k, x in v.items() if k.startswith("pgdemote_"))
+    m["numa_hint_faults"] = v.get("numa_hint_faults", 0)
+    m["kmmscand_pte_scanned"] = v.get("kmmscand_pte_scanned", 0)
+    m["kmmscand_pmd_skipped"] = v.get("kmmscand_pmd_skipped", 0)
+    m["kmmscand_young"] = v.get("kmmscand_young", 0)
+    m["kmmscand_candidate"] = v.get("kmmscand_candidate", 0)
+    m["damos_sz_applied"] = run["damos"].get("sz_applied", 0)
+    m["kthread_cpu_s"] = sum(run["cpu"].values())
+    for k, x in run["cpu"].items():
+        m["cpu_" + k] = x
+    m["task_sys_s"] = num(r.get("work_stime"), 0)
+    m["task_user_s"] = num(r.get("work_utime"), 0)
+    m["p50_us"] = num(r.get("p50_us"))
+    m["p99_us"] = num(r.get("p99_us"))
+    m["max_us"] = num(r.get("max_us"))
+    m["ops"] = num(r.get("ops"), 0)
+    m["setup_s"] = num(r.get("setup_s"), 0)
+    m["wall_s"] = run.get("wall", 0)
+    return m
+
+
+def fmt(x, nd=1, none="never"):
+    if x is None:
+        return none
+    if isinstance(x, str):
+        return x
+    if abs(x) >= 1e6:
+        return "%.3g" % x
+    return ("%." + str(nd) + "f") % x
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    raw, out = sys.argv[1], sys.argv[2]
+    env, runs = parse(raw)
+    if not runs:
+        sys.exit("report.py: no @@RUN blocks found in %s" % raw)
+    lat0 = num(env.get("lat0_ns")) or DEFAULT_LAT0
+    lat1 = num(env.get("lat1_ns")) or DEFAULT_LAT1
+    lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
+        "assumed (HMAT sysfs absent)"
+    rows = [metrics(r, lat0, lat1) for r in runs]
+    by = {(m["workload"], m["policy"]): m for m in rows}
+    workloads = []
+    for m in rows:
+        if m["workload"] not in workloads:
+            workloads.append(m["workload"])
+    pols = [p for p in POLICY_ORDER if any(m["policy"] == p for m in rows)]
+    pols += sorted({m["policy"] for m in rows} - set(pols))
+
+    # relative columns (vs "none" of the same workload)
+    for m in rows:
+        base = by.get((m["workload"], "none"))
+        if not base or m.get("ops") is None or base.get("ops") is None:
+            continue
+        for k in ("p99_us", "max_us"):
+            if m.get(k) and base.get(k):
+                m[k.replace("_us", "_vs_none")] = m[k] / base[k]
+        if base.get("ops"):
+            m["ops_vs_none"] = m["ops"] / base["ops"]
+        if m.get("kthread_cpu_s") is not None and base.get("task_sys_s") is not None:
+            m["promoter_cpu_s"] = m["kthread_cpu_s"] + max(0.0, m["task_sys_s"] - base["task_sys_s"])
+        if m.get("model_ns_per_access") and base.get("model_ns_per_access"):
+            m["model_speedup"] = base["model_ns_per_access"] / m["model_ns_per_access"]
+
+    os.makedirs(out, exist_ok=True)
+    keys = []
+    for m in rows:
+        for k in m:
+            if k not in keys:
+                keys.append(k)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for m in rows:
+            w.writerow({k: ("" if m.get(k) is None else m.get(k)) for k in keys})
+
+    kmm_present = env.get("kmmscand_present") == "1"
+    md = []
+    md.append("# kmmscand bench results\n")
+    md.append("Mode `%s`, %s s per run, region %s MB, kernel %s, %s.  "
+              "Under TCG both nodes are host DRAM: placement, counts and CPU are "
+              "measured; speed is **modelled** from node latencies %g ns (node 0) / "
+              "%g ns (node 1), %s.\n" % (env.get("mode"), env.get("dur"), env.get("size_mb"),
+                                          env.get("kernel"), "kmmscand present" if kmm_present
+                                          else "**kmmscand not present** in this kernel",
+                                          lat0, lat1, lat_src))
+    hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
+           "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
+           "max vs none", "TCG ops vs none", "modelled speedup"]
+    md.append("| " + " | ".join(hdr) + " |")
+    md.append("|" + "---|" * len(hdr))
+    for wl in workloads:
+        for p in pols:
+            m = by.get((wl, p))
+            if not m:
+                continue
+            if m["status"] != "ok":
+                md.append("| %s | %s | %s |" % (wl, p, m["status"] + (": " + m["note"] if m["note"] else "")) +
+                          " |" * (len(hdr) - 3))
+                continue
+            md.append("| " + " | ".join([
+                wl, p, fmt(m.get("t50_s")), fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
+                fmt(m.get("cold_promoted_pct")), "%d" % m.get("pgmigrate_success", 0),
+                fmt(m.get("promoter_cpu_s"), 2, "-"),
+                fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
+                fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
+                fmt(m.get("ops_vs_none"), 2, "-"), fmt(m.get("model_speedup"), 2, "-")]) + " |")
+    md.append("")
+    md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
+              "from the phase change, for the new hot set; 'never' = not within the run).  "
+              "hot on node0: at the end of the run.  cold promoted: share of the "
+              "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
+              "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
+              "kdamond* threads during the run; task sys: the workload's own system time "
+              "(where NUMA balancing's scanning and hint faults are charged).  p99/max: "
+              "batch latency (%s accesses per batch) relative to the policy 'none'.  TCG ops: "
+              "accesses done in the run relative to 'none' (emulator throughput, includes "
+              "interference).  modelled speedup: (access-weighted node-0 share f) -> "
+              "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
+              "model, not a measurement.\n" % "4096")
+
+    sc = [m for m in rows if m["workload"] == "scancost"]
+    if sc:
+        md.append("## Scan cost: sparse %s MB mapping, 64 MB hot set\n" % env.get("scan_mb"))
+        md.append("| policy | status | kthread CPU s | pte_scanned | pmd_skipped | young | "
+                  "hot on node0 % | t90 s |")
+        md.append("|---|---|---|---|---|---|---|---|")
+        for m in sc:
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                m["policy"], m["status"] + (": " + m["note"] if m["note"] else ""),
+                fmt(m.get("kthread_cpu_s"), 2, "-"), m.get("kmmscand_pte_scanned", "-"),
+                m.get("kmmscand_pmd_skipped", "-"), m.get("kmmscand_young", "-"),
+                fmt(m.get("hot_final_pct"), 1, "-"), fmt(m.get("t90_s"))))
+        md.append("")
+
+    # ---------------------------------------------------------- summary
+    summ = []
+    summ.append("kmmscand bench summary (mode %s, %s s per run; speed is modelled, "
+                "not measured)" % (env.get("mode"), env.get("dur")))
+    if not kmm_present:
+        summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
+    cmp_pols = [p for p in pols if p != "none"]
+    # (label, key, best-of, 'never' counts as worst, cost metric: only
+    # policies that got >= 50% of the hot set to node 0 compete)
+    crit = [
+        ("fastest to 90% hot coverage (t90, lower is better)", "t90_s", min, True, False),
+        ("highest final hot coverage", "hot_final_pct", max, False, False),
+        ("best modelled speedup", "model_speedup", max, False, False),
+        ("fewest cold pages promoted", "cold_promoted_pct", min, False, True),
+        ("least promoter CPU (kthreads + extra task sys)", "promoter_cpu_s", min, False, True),
+        ("lowest p99 batch latency", "p99_us", min, False, True),
+    ]
+    wins = {p: 0 for p in cmp_pols}
+    for wl in workloads:
+        if wl == "scancost":
+            continue
+        ok = [by[(wl, p)] for p in cmp_pols if (wl, p) in by and by[(wl, p)]["status"] == "ok"]
+        if not ok:
+            summ.append("%s: no comparable runs" % wl)
+            continue
+        parts = []
+        eff = [m for m in ok if (m.get("hot_final_pct") or 0) >= 50]
+        for label, key, fn, never_is_worst, cost in crit:
+            pool = eff if cost else ok
+            if cost and not pool:
+                parts.append("%s: no policy reached 50%% hot coverage" % key)
+                continue
+            vals = [(m.get(key), m["policy"]) for m in pool]
+            if never_is_worst:
+                vals = [(v if v is not None else float("inf"), p) for v, p in vals]
+            vals = [(v, p) for v, p in vals if v is not None]
+            if not vals:
+                continue
+            best = fn(v for v, _ in vals)
+            if best == float("inf"):
+                parts.append("%s: none" % key)
+                continue
+            tied = [p for v, p in vals if abs(v - best) <= 1e-9 + 1e-6 * abs(best)]
+            for p in tied:
+                wins[p] += 1
+            parts.append("%s: %s (%s)" % (key, "/".join(tied), fmt(best, 2)))
+        summ.append("%s: %s" % (wl, "; ".join(parts)))
+    # geometric mean of modelled speedup per policy
+    summ.append("(cost metrics - cold promoted, promoter CPU, p99 - only among policies that "
+                "reached >= 50% hot coverage)")
+    summ.append("")
+    for p in cmp_pols:
+        if not any(m["policy"] == p and m["workload"] != "scancost" for m in rows):
+            continue
+        sp = [by[(wl, p)].get("model_speedup") for wl in workloads
+              if (wl, p) in by and by[(wl, p)].get("model_speedup")]
+        if sp:
+            g = math.exp(sum(math.log(x) for x in sp) / len(sp))
+            cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads if (wl, p) in by)
+            summ.append("%-10s geomean modelled speedup %.2fx over %d workloads, "
+                        "promoter CPU total %.1f s, metric wins %d" % (p, g, len(sp), cpu, wins[p]))
+        else:
+            summ.append("%-10s no results" % p)
+    if sc:
+        on = {m["policy"]: m for m in sc if m["status"] == "ok"}
+        if "kmmscand" in on and "kmm-nopmd" in on:
+            a, b = on["kmmscand"], on["kmm-nopmd"]
+            summ.append("scan cost: pmd_skip=1 %.2f s CPU, %d PTEs scanned, %d tables skipped; "
+                        "pmd_skip=0 %.2f s CPU, %d PTEs scanned; hot coverage %.0f%% vs %.0f%%" % (
+                            a.get("kthread_cpu_s", 0), a.get("kmmscand_pte_scanned", 0),
+                            a.get("kmmscand_pmd_skipped", 0), b.get("kthread_cpu_s", 0),
+                            b.get("kmmscand_pte_scanned", 0), a.get("hot_final_pct", 0),
+                            b.get("hot_final_pct", 0)))
+        else:
+            summ.append("scan cost: not measured (%s)" % "; ".join(
+                "%s: %s" % (m["policy"], m["note"] or m["status"]) for m in sc))
+    summ.append("total guest wall time %s s" % env.get("total_wall", "?"))
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write("\n".join(summ) + "\n")
+    md.append("## Summary\n")
+    md.append("```\n" + "\n".join(summ) + "\n```\n")
+    md.append("![hot-set coverage over time](coverage.png)\n")
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md))
+
+    plot(out, runs, workloads, pols)
+    print("\n".join(md))
+
+
+def plot(out, runs, workloads, pols):
+    dd = os.path.join(out, "data")
+    os.makedirs(dd, exist_ok=True)
+    panels = []
+    for wl in workloads:
+        lines = []
+        for p in pols:
+            r = next((x for x in runs if x["workload"] == wl and x["policy"] == p), None)
+            if not r or not r["T"]:
+                continue
+            fn = os.path.join(dd, "%s.%s.dat" % (wl, p))
+            with open(fn, "w") as f:
+                f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
+                for t in r["T"]:
+                    f.write("%.1f %.4f %.4f %.4f %d\n" % t)
+            lines.append((p, fn, r.get("phase")))
+        if lines:
+            panels.append((wl, lines))
+    if not panels:
+        return
+    gp = shutil.which("gnuplot")
+    cols = 3 if len(panels) > 4 else min(2, len(panels))
+    rows_ = (len(panels) + cols - 1) // cols
+    script = ["set terminal pngcairo noenhanced size %d,%d font ',9'" % (480 * cols, 330 * rows_)
+              if gp and "pngcairo" in terminals(gp) else
+              "set terminal png noenhanced size %d,%d" % (480 * cols, 330 * rows_),
+              "set output '%s'" % os.path.join(out, "coverage.png"),
+              "set multiplot layout %d,%d title 'hot-set pages on node 0 over time "
+              "(TCG VM; placement measured with move_pages)'" % (rows_, cols),
+              "set yrange [0:1.05]", "set xlabel 's'", "set ylabel 'hot on node0'",
+              "set key bottom right", "set grid"]
+    for wl, lines in panels:
+        script.append("set title '%s'" % wl)
+        ph = next((x[2] for x in lines if x[2]), None)
+        script.append("unset arrow")
+        if ph:
+            script.append("set arrow from %g,0 to %g,1.05 nohead dt 2" % (ph, ph))
+        script.append("plot " + ", ".join(
+            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (fn, color(pols, p), p)
+            for p, fn, _ in lines))
+    script.append("unset multiplot")
+    with open(os.path.join(out, "coverage.gp"), "w") as f:
+        f.write("\n".join(script) + "\n")
+    if not gp:
+        print("report.py: gnuplot not found; wrote coverage.gp only", file=sys.stderr)
+        return
+    res = subprocess.run([gp, os.path.join(out, "coverage.gp")], capture_output=True, text=True)
+    if res.returncode:
+        print("report.py: gnuplot failed: %s" % res.stderr.strip(), file=sys.stderr)
+
+
+def color(pols, p):
+    order = POLICY_ORDER + [x for x in pols if x not in POLICY_ORDER]
+    return order.index(p) + 1
+
+
+def terminals(gp):
+    try:
+        return subprocess.run([gp, "-e", "set terminal"], capture_output=True, text=True,
+                              timeout=20).stderr + ""
+    except Exception:
+        return ""
+
+
+if __name__ == "__main__":
+    main()
