@@ -687,10 +687,21 @@ static bool region_verify(struct worker_ctx *c, struct region *r,
 
 static void region_destroy(struct worker_ctx *c, struct region *r)
 {
+	unsigned long i, j;
+
 	if (!r->addr)
 		return;
 	region_verify(c, r, 0, r->npages);
-	munmap(r->addr, r->npages * page_size);
+	/*
+	 * Unmap the mapped runs only: another thread's mapping may have
+	 * landed in a hole left by a partial munmap.
+	 */
+	for (i = 0; i < r->npages; i = j) {
+		for (j = i; j < r->npages && r->hole[j] == r->hole[i]; j++)
+			;
+		if (!r->hole[i])
+			munmap(r->addr + i * page_size, (j - i) * page_size);
+	}
 	if (r->memfd >= 0)
 		close(r->memfd);
 	free(r->gen);
@@ -809,10 +820,40 @@ static void op_refill_holes(struct worker_ctx *c, struct region *r)
 	}
 }
 
+/* True if [addr, addr + len) is one VMA (mremap() cannot span VMAs). */
+static bool single_vma(const char *addr, unsigned long len)
+{
+	unsigned long a = (unsigned long)addr, start, end;
+	char line[512];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		if (start <= a && a < end) {
+			ok = a + len <= end;
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Shrink, grow or move the region.  Careful with mremap()'s side effects
+ * on failure: a MREMAP_FIXED call unmaps the destination and the shrunk
+ * tail before it checks the source VMA, so a failed call may already have
+ * unmapped both (and another thread may map something there right after).
+ * So: shrink in place first (always succeeds), only move a range that is
+ * one VMA, and never munmap() the destination after a failure.
+ */
 static void op_mremap(struct worker_ctx *c, struct region *r)
 {
 	unsigned long np = r->npages, i;
-	char *p;
+	char *p, *dst;
 
 	if (region_has_holes(r))
 		return;
@@ -829,29 +870,38 @@ static void op_mremap(struct worker_ctx *c, struct region *r)
 	default:	/* move */
 		break;
 	}
-	/* Move even when the size stays: a fresh range is reserved for it. */
-	{
-		char *dst = mmap(NULL, np * page_size, PROT_NONE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (dst == MAP_FAILED)
-			return;
-		p = mremap(r->addr, r->npages * page_size, np * page_size,
-			   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (np < r->npages) {
+		p = mremap(r->addr, r->npages * page_size, np * page_size, 0);
 		if (p == MAP_FAILED) {
-			munmap(dst, np * page_size);
 			stat_add(&st->mremap_fail, 1);
 			return;
 		}
+		/* The tail is gone: anonymous pages come back as zeros. */
+		if (r->kind != R_SHM)
+			for (i = np; i < r->npages; i++)
+				r->gen[i] = 0;
+		r->npages = np;
+		stat_add(&st->mremaps, 1);
 	}
-	if (np > r->npages) {
-		/* Anonymous growth is zero; shmem shows the file's contents. */
-		for (i = r->npages; i < np; i++)
-			r->hole[i] = 0;
-	} else if (r->kind != R_SHM) {
-		for (i = np; i < r->npages; i++)
-			r->gen[i] = 0;
+	if (!single_vma(r->addr, r->npages * page_size)) {
+		stat_add(&st->mremap_fail, 1);
+		return;
 	}
+	/* Move (even at the same size) to a range reserved for it. */
+	dst = mmap(NULL, np * page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (dst == MAP_FAILED)
+		return;
+	p = mremap(r->addr, r->npages * page_size, np * page_size,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (p == MAP_FAILED) {
+		msg("mremap of one VMA failed: %s\n", strerror(errno));
+		stat_add(&st->mremap_fail, 1);
+		return;
+	}
+	/* Anonymous growth is zero; shmem shows the file's contents. */
+	for (i = r->npages; i < np; i++)
+		r->hole[i] = 0;
 	r->addr = p;
 	r->npages = np;
 	stat_add(&st->mremaps, 1);
@@ -1008,6 +1058,8 @@ static void op_cow_fork(struct worker_ctx *c)
 			if (!r->addr)
 				continue;
 			ok &= region_verify(c, r, 0, r->npages);
+			if (r->kind == R_SHM)	/* shared: the parent would see it */
+				continue;
 			for (i = 0; i < r->npages; i += 7)
 				if (!r->hole[i])
 					page_fill(r->addr + i * page_size, r->id, i,
@@ -1030,44 +1082,114 @@ static void op_cow_fork(struct worker_ctx *c)
 			region_verify(c, &c->r[k], 0, c->r[k].npages);
 }
 
+/* What the thread was doing, for the SIGSEGV/SIGBUS report. */
+static __thread const char *cur_op = "idle";
+static __thread struct region *cur_r;
+
+/* The mappings around @addr, from /proc/self/maps (read(2) only). */
+static void dump_maps_near(unsigned long addr)
+{
+	static char maps[1 << 16];
+	char *line, *save;
+	ssize_t n, len = 0;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	if (fd < 0)
+		return;
+	while (len < (ssize_t)sizeof(maps) - 1 &&
+	       (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	maps[len] = 0;
+	for (line = strtok_r(maps, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long start = strtoul(line, NULL, 16);
+		char *dash = strchr(line, '-');
+		unsigned long end = dash ? strtoul(dash + 1, NULL, 16) : 0;
+
+		if (end + (4UL << 20) > addr && start < addr + (4UL << 20)) {
+			if (write(STDOUT_FILENO, "#   ", 4) < 0 ||
+			    write(STDOUT_FILENO, line, strlen(line)) < 0 ||
+			    write(STDOUT_FILENO, "\n", 1) < 0)
+				return;
+		}
+	}
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *uc)
+{
+	char buf[256];
+	int n;
+
+	(void)uc;
+	n = snprintf(buf, sizeof(buf),
+		     "# pid %d: signal %d at %p during %s, region %p +%lu pages (kind %d)\n",
+		     getpid(), sig, si->si_addr, cur_op,
+		     cur_r ? (void *)cur_r->addr : NULL, cur_r ? cur_r->npages : 0,
+		     cur_r ? cur_r->kind : -1);
+	if (write(STDOUT_FILENO, buf, n) < 0)
+		n = 0;
+	dump_maps_near((unsigned long)si->si_addr);
+	signal(sig, SIG_DFL);	/* the access faults again and kills us */
+}
+
+static void install_fault_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fault_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+#define OP(name, call) do { cur_op = name; call; } while (0)
+
 static void worker_sleepless_step(struct worker_ctx *c)
 {
 	int k = rnd(&c->rs, MAX_REGIONS);
 	struct region *r = &c->r[k];
 	int op;
 
+	cur_r = r;
 	if (!r->addr) {
+		cur_op = "create";
 		if (region_create(c, r))
 			op_write(c, r);
+		cur_op = "idle";
 		return;
 	}
+	cur_r = r;
 	op = rnd(&c->rs, 100);
 	if (op < 30) {
-		op_write(c, r);
+		OP("write", op_write(c, r));
 	} else if (op < 40) {
-		region_verify(c, r, 0, r->npages);
+		OP("verify", region_verify(c, r, 0, r->npages));
 	} else if (op < 44) {
-		region_destroy(c, r);
+		OP("destroy", region_destroy(c, r));
 	} else if (op < 50) {
-		op_munmap_partial(c, r);
+		OP("munmap_partial", op_munmap_partial(c, r));
 	} else if (op < 55) {
-		op_refill_holes(c, r);
+		OP("refill_holes", op_refill_holes(c, r));
 	} else if (op < 62) {
-		op_mremap(c, r);
+		OP("mremap", op_mremap(c, r));
 	} else if (op < 68) {
-		op_mprotect(c, r);
+		OP("mprotect", op_mprotect(c, r));
 	} else if (op < 82) {
-		op_madvise(c, r);
+		OP("madvise", op_madvise(c, r));
 	} else if (op < 88) {
-		op_move_pages(c, r);
+		OP("move_pages", op_move_pages(c, r));
 	} else if (op < 92) {
-		op_mbind_move(c, r);
+		OP("mbind_move", op_mbind_move(c, r));
 	} else if (op < 97) {
 		if (c->prctl_owner)
-			op_prctl(c);
+			OP("prctl", op_prctl(c));
 	} else if (c->prctl_owner && !rnd(&c->rs, 3)) {
-		op_cow_fork(c);
+		cur_r = NULL;
+		OP("cow_fork", op_cow_fork(c));
 	}
+	cur_op = "idle";
 }
 
 static void *worker_thread(void *arg)
@@ -1076,14 +1198,20 @@ static void *worker_thread(void *arg)
 	int k;
 
 	snprintf(c->who, sizeof(c->who), "w%d.t%d", c->wid, c->tid);
-	while (!STOPPED())
+	while (!STOPPED()) {
+		double t0 = now_s();
+
 		worker_sleepless_step(c);
+		/* About 50% duty: leave the CPUs some idle time for the kthreads. */
+		usleep((useconds_t)((now_s() - t0) * 1e6) + 100);
+	}
 	/* Final check of everything this thread owns. */
 	for (k = 0; k < MAX_REGIONS; k++) {
 		if (!c->r[k].addr)
 			continue;
-		op_refill_holes(c, &c->r[k]);
-		region_destroy(c, &c->r[k]);
+		cur_r = &c->r[k];
+		OP("final_refill", op_refill_holes(c, &c->r[k]));
+		OP("final_verify", region_destroy(c, &c->r[k]));
 	}
 	return NULL;
 }
@@ -1274,6 +1402,13 @@ static pid_t spawn(int (*fn)(void *), void *arg)
 
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/*
+		 * Same nice level as the kmmscand threads (19): at nice 0 the
+		 * load would starve them on the 2 vCPUs and nothing would race.
+		 */
+		if (nice(19) < 0)
+			msg("nice: %s\n", strerror(errno));
+		install_fault_handler();
 		_exit(fn(arg));
 	}
 	return pid;
@@ -1386,11 +1521,16 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	uint64_t rs = getpid();
 	int i, status, crashed = 0, failed_procs = 0, alive;
 	double end;
-	bool scanned;
+	bool scanned, off = getenv("KMMSCAND_STRESS_OFF") != NULL;
 
 	printf("# %d s, %d workers x %d threads, forker, migrator, balloon, knobs\n",
 	       seconds, nworkers, nthreads);
 	tap(knobs_aggressive(), "aggressive knobs (period 100 ms, scan_size max, tlb_flush 1)");
+	/* Reference run without kmmscand, to tell its bugs from others. */
+	if (off) {
+		printf("# KMMSCAND_STRESS_OFF: kmmscand disabled for the run\n");
+		knob_set(K_ENABLED, 0);
+	}
 	if (demotion_saved >= 0)
 		write_file(DEMOTION, "1");
 	vmstat_read(&v0);
@@ -1410,10 +1550,12 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	end = now_s() + seconds;
 	while (now_s() < end) {
 		usleep(100000 + rnd(&rs, 200000));
-		knob_poke(&rs);
+		if (!off)
+			knob_poke(&rs);
 	}
 	/* Give back the most aggressive settings for the final checks. */
-	knobs_aggressive();
+	if (!off)
+		knobs_aggressive();
 	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
 
 	alive = nworkers + 3;
@@ -1448,7 +1590,9 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	    st->prctl_toggles);
 	tap(!st->knob_errors, "%ld valid knob writes accepted", st->knob_writes);
 	tap(isolated_drained(), "no folio left isolated (nr_isolated_* back to 0)");
-	if (!vm_have(&v1, "kmmscand_pte_scanned")) {
+	if (off) {
+		tap_skip("kmmscand scanned under load", "KMMSCAND_STRESS_OFF");
+	} else if (!vm_have(&v1, "kmmscand_pte_scanned")) {
 		tap_skip("kmmscand scanned during the stress", "no kmmscand vmstat counters");
 	} else {
 		scanned = vm_delta(&v0, &v1, "kmmscand_pte_scanned") > 0;
