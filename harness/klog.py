@@ -25,6 +25,9 @@ PATTERNS = [
     ("refcount", re.compile(r"refcount_t: (underflow|overflow|saturated|addition on 0|decrement hit 0)")),
     ("hung_task", re.compile(r"blocked for more than \d+ seconds")),
     ("kmemleak", re.compile(r"kmemleak: \d+ new suspected memory leaks")),
+    # A debug checker that switched itself off: the rest of the run is unchecked.
+    ("checker-off", re.compile(r"Kernel memory leak detector disabled|ODEBUG: Out of memory|"
+                               r"ODEBUG disabled|turning off the locking correctness validator")),
 ]
 TS = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 

@@ -63,7 +63,20 @@ else
 	skip "mm registrations balanced" "no kmmscand tracepoints"
 fi
 
-# 2. kmemleak.
+# 2. The checkers are still on (a lockdep report or an internal limit
+# switches lockdep off for the rest of the run).
+if [ -r /proc/lockdep_stats ]; then
+	dl=$(sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats)
+	if [ "$dl" = 1 ]; then
+		ok "lockdep still active (debug_locks 1)"
+	else
+		nok "lockdep still active: debug_locks ${dl:-?} (see the console log)"
+	fi
+else
+	skip "lockdep still active" "no /proc/lockdep_stats"
+fi
+
+# 3. kmemleak.
 if [ ! -e $K ]; then
 	skip "kmemleak" "no /sys/kernel/debug/kmemleak"
 	exit $rc
