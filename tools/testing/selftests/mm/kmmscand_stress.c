@@ -1323,7 +1323,7 @@ static int migrator_main(const pid_t *pids, int n)
 	return 0;
 }
 
-/* Fill most of node 0 (preferred, so never OOM on the bind) and keep it warm. */
+/* Fill node 0 (preferred, so it spills to node 1 instead of OOM) and keep it warm. */
 static int balloon_main(double fraction)
 {
 	long free_kb = node_free_kb(0);
@@ -1535,7 +1535,8 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 		write_file(DEMOTION, "1");
 	vmstat_read(&v0);
 
-	ba.fraction = 0.85;
+	/* Past the free memory of node 0: kswapd must demote to make room. */
+	ba.fraction = 1.05;
 	balloon = spawn(spawn_balloon, &ba);
 	for (i = 0; i < nworkers; i++) {
 		wa[i].wid = i + 1;
