@@ -49,6 +49,7 @@
 #include <dirent.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -1345,10 +1346,15 @@ static int balloon_main(double fraction)
 	if (!gen || p == MAP_FAILED)
 		return 2;
 	sys_mbind(p, np * page_size, MPOL_PREFERRED, 1UL << 0, 0);
+	/* Fill at full speed (nice 0), then keep it warm at nice 19. */
+	if (setpriority(PRIO_PROCESS, 0, 0))
+		msg("balloon: setpriority: %s\n", strerror(errno));
 	for (i = 0; i < np && !STOPPED(); i++) {
 		gen[i] = 1;
 		page_fill(p + i * page_size, id, i, 1);
 	}
+	if (setpriority(PRIO_PROCESS, 0, 19))
+		msg("balloon: setpriority: %s\n", strerror(errno));
 	stat_add(&st->balloon_pages, i);
 	while (!STOPPED()) {
 		unsigned long c0 = rnd(&rs, np / chunk) * chunk;
@@ -1536,7 +1542,7 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	vmstat_read(&v0);
 
 	/* Past the free memory of node 0: kswapd must demote to make room. */
-	ba.fraction = 1.05;
+	ba.fraction = 1.2;
 	balloon = spawn(spawn_balloon, &ba);
 	for (i = 0; i < nworkers; i++) {
 		wa[i].wid = i + 1;
