@@ -1527,7 +1527,7 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	uint64_t rs = getpid();
 	int i, status, crashed = 0, failed_procs = 0, alive;
 	double end;
-	bool scanned, off = getenv("KMMSCAND_STRESS_OFF") != NULL;
+	bool scanned, off = !!getenv("KMMSCAND_STRESS_OFF");
 
 	printf("# %d s, %d workers x %d threads, forker, migrator, balloon, knobs\n",
 	       seconds, nworkers, nthreads);
