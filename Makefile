@@ -51,3 +51,6 @@ distclean: ## Remove everything under build/
 	rm -rf build
 
 -include bench/bench.mk
+
+test-debug: ## KASAN/lockdep/DEBUG_VM kernel + stress + fault injection
+	@$(H)/test-debug.sh

@@ -139,6 +139,8 @@ def main():
     ap.add_argument("--suites")
     ap.add_argument("--selftests", default="")
     ap.add_argument("--vm-rc", type=int)
+    ap.add_argument("--allow", default="",
+                    help="comma-separated klog kinds judged elsewhere (e.g. kmemleak)")
     a = ap.parse_args()
     t = Tally()
     if a.host:
@@ -152,7 +154,7 @@ def main():
                 expected = [s.split("#")[0].strip() for s in f]
                 expected = [s for s in expected if s]
         parse_kunit(console, expected, t)
-        bad = klog.bad_lines(console)
+        bad = klog.bad_lines(console, allow=[k for k in a.allow.split(",") if k])
         if bad:
             for kind, line in bad[:20]:
                 t.lines.append(f"  kernel log: {kind}: {line}")

@@ -1,0 +1,119 @@
+#!/bin/busybox sh
+# debug-checks.sh start|finish -- guest side of `make test-debug`.
+#   start:  trace kmmscand mm_enter/mm_exit (to find mms kmmscand never lets go)
+#   finish: TAP checks: every traced mm that entered kmmscand also left it
+#           (except live processes), kmemleak active and no unreferenced
+#           object attributable to kmmscand (backtrace mentions kmmscand, or
+#           an mm_struct from dup_mm/mm_alloc: kmmscand holds mm references).
+T=/sys/kernel/tracing
+K=/sys/kernel/debug/kmemleak
+n=0
+ok()   { n=$((n + 1)); echo "ok $n $*"; }
+nok()  { n=$((n + 1)); echo "not ok $n $*"; rc=1; }
+skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+rc=0
+
+case "$1" in
+start)
+	# Lockups must be reported, not panic (the host fails the run on them).
+	echo 0 > /proc/sys/kernel/hung_task_panic 2>/dev/null
+	echo 0 > /proc/sys/kernel/softlockup_panic 2>/dev/null
+	if [ -d $T/events/kmmscand/mm_enter ]; then
+		echo 0 > $T/tracing_on
+		echo 16384 > $T/buffer_size_kb
+		echo > $T/trace
+		echo 1 > $T/events/kmmscand/mm_enter/enable
+		echo 1 > $T/events/kmmscand/mm_exit/enable
+		echo 1 > $T/tracing_on
+	fi
+	exit 0 ;;
+finish) ;;
+*) echo "usage: debug-checks.sh start|finish" >&2; exit 2 ;;
+esac
+
+# 1. mm registrations: enter/exit pairs per mm (an address may be reused
+# after an exit, so count per id in event order).
+if [ -d $T/events/kmmscand/mm_enter ]; then
+	echo 0 > $T/tracing_on
+	overrun=0
+	for s in $T/per_cpu/cpu*/stats; do
+		o=$(sed -n 's/^overrun: //p' "$s")
+		overrun=$((overrun + ${o:-0}))
+	done
+	cat $T/trace > /tmp/mmtrace.txt
+	set -- $(awk '
+		/ mm_enter: / { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]++; enter++ }
+		/ mm_exit: /  { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]--; exit_++ }
+		END { left = 0; neg = 0
+		      for (k in live) { if (live[k] > 0) left += live[k]; if (live[k] < 0) neg++ }
+		      print enter + 0, exit_ + 0, left, neg }' /tmp/mmtrace.txt)
+	enter=$1 exits=$2 left=$3 neg=$4
+	procs=$(ls -d /proc/[0-9]* | wc -l)
+	echo "# mm_enter $enter, mm_exit $exits, still registered $left (of $procs tasks alive), exit without enter $neg, trace overrun $overrun"
+	# Not every unregistration is traced: when the scanner sees mm_users
+	# drop to 0 before __mmput() reaches kmmscand_exit(), it frees the slot
+	# itself and kmmscand_exit() finds the mm unregistered (no mm_exit
+	# event). "exit without enter": mms registered before tracing began.
+	# So only a systematic leak is failed: more than 5% (+8 live tasks) of
+	# the traced mms never unregistered.
+	limit=$((8 + enter / 20))
+	if [ "$overrun" -ne 0 ]; then
+		skip "mm registrations balanced" "trace buffer overran ($overrun events lost)"
+	elif [ "$enter" -lt 10 ]; then
+		nok "mm registrations balanced: only $enter mm_enter events traced"
+	elif [ "$left" -le "$limit" ]; then
+		ok "mm registrations balanced ($enter entered, $exits traced exits, $left not traced out, limit $limit)"
+	else
+		nok "mm registrations balanced: $left of $enter mms never left kmmscand (limit $limit)"
+	fi
+else
+	skip "mm registrations balanced" "no kmmscand tracepoints"
+fi
+
+# 2. The checkers are still on (a lockdep report or an internal limit
+# switches lockdep off for the rest of the run).
+if [ -r /proc/lockdep_stats ]; then
+	dl=$(sed -n 's/^ *debug_locks: *//p' /proc/lockdep_stats)
+	if [ "$dl" = 1 ]; then
+		ok "lockdep still active (debug_locks 1)"
+	else
+		nok "lockdep still active: debug_locks ${dl:-?} (see the console log)"
+	fi
+else
+	skip "lockdep still active" "no /proc/lockdep_stats"
+fi
+
+# 3. kmemleak.
+if [ ! -e $K ]; then
+	skip "kmemleak" "no /sys/kernel/debug/kmemleak"
+	exit $rc
+fi
+if ! echo scan > $K 2>/dev/null; then
+	nok "kmemleak active (scan refused: disabled at runtime? see the console log)"
+	exit 1
+fi
+sleep 6		# objects younger than 5 s are never reported
+echo scan > $K
+cat $K > /tmp/kmemleak.txt
+total=$(grep -c '^unreferenced object' /tmp/kmemleak.txt)
+awk '
+	function flush() {
+		if (rec != "" && rec ~ /kmmscand|dup_mm|mm_alloc/) { bad++; print rec > "/tmp/kmemleak.bad" }
+		rec = ""
+	}
+	/^unreferenced object/ { flush(); rec = $0; next }
+	{ if (rec != "") rec = rec "\n" $0 }
+	END { flush(); print bad + 0 > "/tmp/kmemleak.nbad" }' /tmp/kmemleak.txt
+bad=$(cat /tmp/kmemleak.nbad)
+ok "kmemleak active ($total unreferenced objects in all)"
+if [ "$bad" -eq 0 ]; then
+	ok "no kmemleak report attributable to kmmscand ($total others)"
+else
+	sed 's/^/# /' /tmp/kmemleak.bad | head -60
+	nok "kmemleak: $bad unreferenced objects attributable to kmmscand"
+fi
+if [ "$total" -gt "$bad" ]; then
+	echo "# unreferenced objects not attributed to kmmscand (first 3 backtrace heads):"
+	awk '/^unreferenced object/ { c++; p = (c <= 3) } p' /tmp/kmemleak.txt | head -45 | sed 's/^/#   /'
+fi
+exit $rc

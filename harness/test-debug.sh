@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# test-debug.sh -- `make test-debug`: build the kernel with KASAN, lockdep,
+# DEBUG_VM, kmemleak and fault injection (harness/config/debug.config, in
+# build/kbuild-debug so the normal build stays warm), boot the two-tier VM
+# once and run, while kmmscand scans and migrates:
+#   1. kmmscand_stress for STRESS_SECONDS (default 180),
+#   2. kmmscand_stress -F (fail_page_alloc/failslab aimed at kmmscand_migrate)
+#      for FAULT_SECONDS (default 60),
+#   3. harness/guest/debug-checks.sh: balanced mm registrations, kmemleak;
+# plus the KUnit suites at boot, and every other kmmscand selftest when
+# DEBUG_SELFTESTS=all. Any KASAN/lockdep/BUG/WARN/lockup/hung-task line in
+# the kernel log fails the run. Ends with "N passed, N failed[, N skipped]".
+source "$(dirname "$0")/lib.sh"
+export KOBJ=${KOBJ_DEBUG:-$BUILD/kbuild-debug}
+STRESS_SECONDS=${STRESS_SECONDS:-180}
+FAULT_SECONDS=${FAULT_SECONDS:-60}
+DEBUG_SELFTESTS=${DEBUG_SELFTESTS:-stress}
+for v in STRESS_SECONDS FAULT_SECONDS; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
+done
+out=$BUILD/test-debug
+rm -rf "$out"; mkdir -p "$out"
+host=$out/host.txt
+: > "$host"
+finish() {
+	python3 "$HARNESS/results.py" --host "$host" "$@" | tee "$out/results.txt"
+	exit "${PIPESTATUS[0]}"
+}
+
+start=$(date +%s)
+if ! "$HARNESS/build-kernel.sh" "$HARNESS/config/debug.config" 2>&1 | tee "$out/build.txt" >&2; then
+	why=$(grep -m1 'error:' "$out/build.txt" | sed 's/^\[harness\] error: //')
+	echo "not ok build:kernel-debug: ${why:-see $out/build.txt}" >> "$host"
+	finish
+fi
+build_s=$(( $(date +%s) - start ))
+echo "ok build:kernel-debug" >> "$host"
+log "debug kernel ready after ${build_s}s"
+
+"$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
+[ -x "$out/tests/kmmscand_stress" ] || { echo "not ok selftest:kmmscand_stress: not built" >> "$host"; finish; }
+
+names=()
+files=("tests=$out/tests/kmmscand_stress" "prog=$HARNESS/guest/debug-checks.sh")
+{
+	echo 'cd /tmp'
+	echo 'sh /opt/prog/debug-checks.sh start'
+	if [ "$DEBUG_SELFTESTS" = all ]; then
+		for b in "$out"/tests/*; do
+			n=$(basename "$b")
+			[ -f "$b" ] && [ -x "$b" ] && [ "$n" != kmmscand_stress ] || continue
+			files+=("tests=$b")
+			names+=("$n")
+			echo "echo '@@KMM-BEGIN $n@@'"
+			echo "/opt/tests/$n 2>&1"
+			echo "echo \"@@KMM-END $n \$?@@\""
+		done
+	fi
+	names+=(kmmscand_stress kmmscand_stress_fault debug_checks)
+	echo "echo '@@KMM-BEGIN kmmscand_stress@@'"
+	echo "KMMSCAND_STRESS_SECONDS=$STRESS_SECONDS /opt/tests/kmmscand_stress 2>&1"
+	echo "echo \"@@KMM-END kmmscand_stress \$?@@\""
+	echo "echo '@@KMM-BEGIN kmmscand_stress_fault@@'"
+	echo "/opt/tests/kmmscand_stress -F -t $FAULT_SECONDS 2>&1"
+	echo "echo \"@@KMM-END kmmscand_stress_fault \$?@@\""
+	echo "echo '@@KMM-BEGIN debug_checks@@'"
+	echo "sh /opt/prog/debug-checks.sh finish 2>&1"
+	echo "echo \"@@KMM-END debug_checks \$?@@\""
+	echo 'exit 0'
+} > "$out/job"
+"$HARNESS/mkinitramfs.sh" "$out/initramfs.cpio" "$out/job" "${files[@]}"
+
+# kmemleak reports are judged by debug-checks.sh (attribution); everything
+# else in the kernel log fails the run. WARNs do not panic, so one report
+# does not hide the next; an Oops still panics (vm.sh: oops=panic).
+export APPEND="panic_on_warn=0 kmemleak=on kasan.fault=report softlockup_panic=0 hung_task_panic=0 ${APPEND:-}"
+log "booting the debug VM: stress ${STRESS_SECONDS}s + fault injection ${FAULT_SECONDS}s"
+vstart=$(date +%s)
+set +e
+VM_TIMEOUT=${VM_TIMEOUT:-2400} "$HARNESS/vm.sh" "$out/initramfs.cpio" "$out"
+vmrc=$?
+set -e
+vm_s=$(( $(date +%s) - vstart ))
+log "VM finished in ${vm_s}s (status $vmrc); logs in $out/"
+printf 'build_seconds %s\nvm_seconds %s\n' "$build_s" "$vm_s" > "$out/timing.txt"
+sed 's/^/    | /' "$out/stdout.log" >&2
+log "timing: debug kernel build ${build_s}s, VM run ${vm_s}s"
+finish --console "$out/console.log" --stdout "$out/stdout.log" \
+	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
+	--vm-rc "$vmrc" --allow kmemleak
