@@ -12,7 +12,10 @@ series.py verify-split
 
 patches/series-split.txt format: entries start with a line "=== SUBJECT";
 then "files:" and "patches:" lines (space-separated, may repeat), then
-"body:" and the commit message body up to the next "===" line. The first
+"body:" and the commit message body up to the next "===" line. A line
+"without: PATH TEXT" adds PATH in that entry minus its lines equal to TEXT
+(e.g. the #include of a KUnit file that a later entry adds); a later entry
+then lists PATH again and adds it whole. The first
 entry, "=== cover: SUBJECT", is the cover letter; "@@BENCH@@" in its body is
 replaced by bench-results/latest/results.md when that exists.
 """
@@ -44,7 +47,8 @@ def parse_split():
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("=== "):
-                cur = {"subject": line[4:].strip(), "files": [], "patches": [], "body": []}
+                cur = {"subject": line[4:].strip(), "files": [], "patches": [], "body": [],
+                       "without": {}}
                 entries.append(cur)
                 in_body = False
             elif cur is None:
@@ -53,6 +57,11 @@ def parse_split():
                 cur["body"].append(line)
             elif line.startswith("files:"):
                 cur["files"] += line[6:].split()
+            elif line.startswith("without:"):
+                path, _, text = line[8:].strip().partition(" ")
+                if not text.strip():
+                    die(f"'without:' needs a path and a line: {line}")
+                cur["without"].setdefault(path, []).append(text.strip())
             elif line.startswith("patches:"):
                 cur["patches"] += line[8:].split()
             elif line.startswith("body:"):
@@ -85,13 +94,16 @@ def verify_split():
     quilt = quilt_series()
     used_f, used_p = {}, {}
     for i, e in enumerate(entries):
-        if not re.match(r"^[a-z0-9_/.-]+: \S", e["subject"]):
+        if not re.match(r"^[A-Za-z0-9_/.-]+: \S", e["subject"]):
             problems.append(f"subject '{e['subject']}' is not 'subsystem: summary'")
         if not any(s.strip() for s in e["body"]):
             problems.append(f"'{e['subject']}' has no body saying why")
+        for f in e["without"]:
+            if f not in e["files"]:
+                problems.append(f"'without: {f}' in '{e['subject']}' but {f} is not in its files")
         for f in e["files"]:
-            if f in used_f:
-                problems.append(f"{f} is in two entries")
+            if f in used_f and f not in entries[used_f[f]]["without"]:
+                problems.append(f"{f} is added whole in two entries")
             used_f[f] = i
             if f not in files:
                 problems.append(f"{f} (in '{e['subject']}') is not a tracked overlay file")
@@ -101,6 +113,9 @@ def verify_split():
             used_p[p] = i
             if p not in quilt:
                 problems.append(f"{p} (in '{e['subject']}') is not in patches/series")
+    for f, i in used_f.items():
+        if f in entries[i]["without"]:
+            problems.append(f"{f} is never added whole (last entry has 'without:')")
     for f in files:
         if f not in used_f:
             problems.append(f"overlay file {f} is in no entry of the split")
@@ -151,7 +166,17 @@ def export(outdir):
         for f in e["files"]:
             dst = os.path.join(repo, f)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copyfile(os.path.join(TOP, f), dst)
+            with open(os.path.join(TOP, f)) as src:
+                lines = src.read().split("\n")
+            drop = e["without"].get(f, [])
+            missing = [t for t in drop if t not in (ln.strip() for ln in lines)]
+            if missing:
+                die(f"'without: {f} {missing[0]}': no such line in {f}")
+            text = "\n".join(ln for ln in lines if ln.strip() not in drop)
+            if drop:
+                text = text.rstrip("\n") + "\n"
+            with open(dst, "w") as out:
+                out.write(text)
         for p in e["patches"]:
             r = subprocess.run(["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
                                 "-s", "-i", os.path.join(TOP, "patches", p)],
