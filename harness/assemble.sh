@@ -51,7 +51,7 @@ if [ -f patches/series ]; then
 			if [ -f "$PRISTINE/$f" ]; then cp "$PRISTINE/$f" "$stage/$f"; fi
 			patched+=("$f")
 		done < <(sed -n 's#^+++ b/\([^[:space:]]*\).*#\1#p' "$pf")
-		if ! out=$(cd "$stage" && patch -p1 --forward --batch --no-backup-if-mismatch \
+		if ! out=$(cd "$stage" && patch -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch \
 				-r - -s < "$TOP/$pf" 2>&1); then
 			printf '%s\n' "$out" >&2
 			die "patch $p does not apply to linux-source-6.12 (+ earlier patches); fix or refresh it"
