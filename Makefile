@@ -35,7 +35,9 @@ demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
 
 vm-run: ## Run PROG (static binary or script) with ARGS in the two-tier VM
 	@$(H)/build-kernel.sh >&2
-	@$(H)/vm-run.sh "$(PROG)" $(ARGS)
+	@$(H)/vm-run.sh "$(PROG)" $(ARGS); rc=$$?; \
+	 [ $$rc -eq 0 ] || echo "vm-run: exit status $$rc (make itself exits 2; harness/vm-run.sh returns $$rc unchanged)" >&2; \
+	 exit $$rc
 
 series: ## Write the git format-patch series + cover letter to build/series/
 	@$(H)/assemble.sh >/dev/null
