@@ -36,7 +36,7 @@ if [ "$MODE" = full ]; then
 else
 	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=1
 	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull"
-	POLICIES="none kmmscand numab2 damos"
+	POLICIES="none kmmscand kmm-tlb numab2 damos"
 fi
 SEED=42
 for a in "$@"; do
