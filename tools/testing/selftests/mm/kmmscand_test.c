@@ -777,10 +777,8 @@ TEST_F_TIMEOUT(knobs, tracepoints_provoked, 120)
 	instance_write("events/kmmscand/enable", "0");
 	rmdir(TRACE_INSTANCE);
 
-	ksft_print_msg("after %lld ms: kmmscand_throttle %lu, ",
-		       now_ms() - t0, c.throttle);
-	ksft_print_msg("kmmscand_candidate_drop %lu, bad %lu\n", c.drop,
-		       c.bad);
+	ksft_print_msg("%lld ms: %lu throttle, %lu candidate_drop, %lu bad\n",
+		       now_ms() - t0, c.throttle, c.drop, c.bad);
 	EXPECT_LT(0UL, c.throttle + c.drop)
 		TH_LOG("neither kmmscand_throttle nor kmmscand_candidate_drop fired at 1 MB/s");
 	EXPECT_EQ(0UL, c.bad) TH_LOG("events with an unknown reason");
