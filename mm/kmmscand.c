@@ -105,6 +105,7 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  */
 #define KMMSCAND_HIST_MASK	0xffUL
 #define KMMSCAND_SEQ_SHIFT	8
+#define KMMSCAND_SEQ_MASK	0xffUL
 
 /**
  * struct kmmscand_mm_slot - kmmscand state of one registered mm
@@ -731,7 +732,8 @@ static void kmmscand_hist_sweep(struct kmmscand_mm_slot *ms)
 	void *entry;
 
 	xa_for_each(&ms->history, idx, entry) {
-		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) & 0xff) != ms->seq)
+		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) &
+		     KMMSCAND_SEQ_MASK) != ms->seq)
 			xa_erase(&ms->history, idx);
 		cond_resched();
 	}

@@ -38,6 +38,9 @@
 
 #include <trace/events/kmmscand.h>
 
+/* Pause after a deferred batch, for kswapd or the demotion window. */
+#define KMMSCAND_DEFER_PAUSE	max_t(long, HZ / 10, 1)
+
 /* In-flight entry still to be processed (see struct kmmscand_cand.gone). */
 #define KMMSCAND_ALIVE		(-1)
 
@@ -574,7 +577,7 @@ static long kmmscand_migrate_once(void)
 	if (deferred) {
 		kmmscand_bucket.tokens += deferred;
 		/* Let kswapd or the demotion window make progress. */
-		return max_t(long, HZ / 10, 1);
+		return KMMSCAND_DEFER_PAUSE;
 	}
 	return 0;
 }
