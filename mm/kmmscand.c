@@ -6,15 +6,17 @@
  * Every user mm is registered at fork and exec (khugepaged style: struct
  * mm_slot hash + list under one spinlock).  The "kmmscand" thread visits the
  * registered mms round robin.  A visit walks at most a budget of PTE slots
- * from a per-mm cursor under mmap_read_trylock(), test-and-clears Accessed
- * bits (mmu-notifier aware) and keeps a small per-mm history of the
- * slow-tier pages it found young.  A page young in K of the last N passes
+ * from a per-mm cursor under mmap_read_trylock(), test-and-clears the
+ * Accessed bits of slow-tier pages (mmu-notifier aware; top-tier pages are
+ * only counted, their bits are left to reclaim) and keeps a small per-mm
+ * history of the slow-tier pages it found young.  A page young in K of the last N passes
  * is hot: its folio is queued (with a reference) for the "kmmscand_migrate"
  * thread (mm/kmmscand_migrate.c), which promotes it to a top-tier node.
  *
  * PTE tables whose non-leaf PMD Accessed bit stayed clear since the last
  * pass are skipped without being mapped (x86 sets that bit on a page walk
- * through the PMD, MGLRU uses it the same way).  PMD-mapped THPs are handled
+ * through the PMD).  MGLRU uses the same bit for the same purpose, so with
+ * MGLRU enabled kmmscand leaves it alone and maps every table.  PMD-mapped THPs are handled
  * in .pmd_entry under the PMD lock and never split.
  *
  * The period between passes and the pages examined per visit adapt per mm
@@ -33,10 +35,12 @@
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
 #include <linux/oom.h>
 #include <linux/pagewalk.h>
 #include <linux/sched/mm.h>
+#include <linux/swap.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
@@ -62,6 +66,13 @@
 #define KMMSCAND_BACKOFF_STREAK		3
 
 #define KMMSCAND_HASH_BITS		10
+
+/* Limits of the sysfs tunables (see the ABI document). */
+#define KMMSCAND_PERIOD_FLOOR_MS	100	/* scan_period_min_ms >= */
+#define KMMSCAND_PERIOD_CEIL_MS		60000	/* scan_period_max_ms <= */
+#define KMMSCAND_SCAN_SIZE_MIN		512
+#define KMMSCAND_SCAN_SIZE_MAX		4194304
+#define KMMSCAND_RATE_MAX_MBPS		1048576	/* 1 TB/s */
 
 /* Tunables: see Documentation/admin-guide/mm/kmmscand.rst. */
 bool kmmscand_enabled __read_mostly = true;
@@ -94,6 +105,7 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  */
 #define KMMSCAND_HIST_MASK	0xffUL
 #define KMMSCAND_SEQ_SHIFT	8
+#define KMMSCAND_SEQ_MASK	0xffUL
 
 /**
  * struct kmmscand_mm_slot - kmmscand state of one registered mm
@@ -115,6 +127,8 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * @backoff_nid: target node that kept failing for this mm
  * @backoff_until: jiffies until which @backoff_nid is not used
  * @fail_streak: failed promotion batches in a row towards @backoff_nid
+ * @round: value of kmmscand_scan.round when the mm was (re)registered; a
+ *	round ends before the slots added after it started
  *
  * Everything except the @backoff_* fields and @fail_streak belongs to the
  * scanner thread; those three are written by the migrator under
@@ -138,16 +152,20 @@ struct kmmscand_mm_slot {
 	int backoff_nid;
 	unsigned long backoff_until;
 	unsigned int fail_streak;
+	unsigned long round;
 };
 
 /**
  * struct kmmscand_scan - the registry and the scanner's position in it
  * @mm_head: all registered mms, in visiting order
  * @mm_slot: the slot the scanner is on; __kmmscand_exit() leaves it alone
+ * @round: number of rounds started; a slot stamped with the current value
+ *	was added during this round and is left for the next one
  */
 struct kmmscand_scan {
 	struct list_head mm_head;
 	struct kmmscand_mm_slot *mm_slot;
+	unsigned long round;
 };
 
 static struct kmmscand_scan kmmscand_scan = {
@@ -157,6 +175,8 @@ static struct kmmscand_scan kmmscand_scan = {
 static DEFINE_SPINLOCK(kmmscand_mm_lock);
 static DEFINE_READ_MOSTLY_HASHTABLE(kmmscand_slots_hash, KMMSCAND_HASH_BITS);
 static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
+/* Set once kmmscand_init() succeeded; until then no mm is registered. */
+static bool kmmscand_ready __read_mostly;
 
 static struct task_struct *kmmscand_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
@@ -203,6 +223,8 @@ static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
  *
  * Takes a reference on the mm_struct (mmgrab) that is dropped when the
  * slot is freed.  Allocation failure only means the mm is not scanned.
+ *
+ * Context: process context; may sleep (GFP_KERNEL allocation).
  */
 void __kmmscand_enter(struct mm_struct *mm)
 {
@@ -211,7 +233,8 @@ void __kmmscand_enter(struct mm_struct *mm)
 	unsigned int period;
 	bool wakeup;
 
-	if (test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
+	if (!READ_ONCE(kmmscand_ready) ||
+	    test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
 		return;
 
 	ms = mm_slot_alloc(kmmscand_slot_cache);
@@ -232,12 +255,13 @@ void __kmmscand_enter(struct mm_struct *mm)
 	slot = &ms->slot;
 	spin_lock(&kmmscand_mm_lock);
 	mm_slot_insert(kmmscand_slots_hash, mm, slot);
+	ms->round = kmmscand_scan.round;
 	wakeup = list_empty(&kmmscand_scan.mm_head);
 	list_add_tail(&slot->mm_node, &kmmscand_scan.mm_head);
 	spin_unlock(&kmmscand_mm_lock);
 
 	mmgrab(mm);
-	trace_mm_enter(mm);
+	trace_kmmscand_mm_enter(mm);
 	if (wakeup)
 		wake_up_interruptible(&kmmscand_wait);
 }
@@ -247,9 +271,13 @@ void __kmmscand_enter(struct mm_struct *mm)
  * @mm: the mm, from __mmput() before exit_mmap()
  *
  * Drops the mm's queued candidates.  If the scanner is positioned on this
- * mm's slot, the slot is left for the scanner to free: it cannot be walking
- * the page tables, because it only does so holding an mm_users reference
- * (mmget_not_zero()), and mm_users is already 0 here.
+ * mm's slot, the slot is left for the scanner to free (kmmscand_release()):
+ * it cannot be walking the page tables, because it only does so holding an
+ * mm_users reference (mmget_not_zero()), and mm_users is already 0 here.
+ * Whoever takes the slot out of the registry traces kmmscand_mm_exit, so
+ * every registration is matched by exactly one such event.
+ *
+ * Context: process context; may sleep (kmmscand_queue_purge()).
  */
 void __kmmscand_exit(struct mm_struct *mm)
 {
@@ -270,9 +298,9 @@ void __kmmscand_exit(struct mm_struct *mm)
 	spin_unlock(&kmmscand_mm_lock);
 
 	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
-	trace_mm_exit(mm);
 
 	if (free) {
+		trace_kmmscand_mm_exit(mm);
 		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
 		kmmscand_slot_free(ms);
 		mmdrop(mm);
@@ -287,6 +315,12 @@ void __kmmscand_exit(struct mm_struct *mm)
  * Called by the migration thread when a whole batch towards @nid failed.
  * After KMMSCAND_BACKOFF_STREAK such batches in a row the scanner stops
  * queueing that mm's candidates for @nid for KMMSCAND_BACKOFF_MS.
+ *
+ * Context: process context, never sleeps.  The caller holds
+ * kmmscand_queue_lock and has seen a candidate of @mm that was not purged,
+ * so the registry has not dropped its reference to @mm yet (both paths
+ * that do purge first); if @mm was just unregistered, nothing is found.
+ * Lock order: kmmscand_queue_lock, then kmmscand_mm_lock.
  */
 void kmmscand_target_failed(struct mm_struct *mm, int nid)
 {
@@ -471,9 +505,42 @@ static int kmmscand_target(struct kmmscand_walk *w, int src)
 }
 
 /*
- * Account one examined mapping of @folio at @addr (the first address of a
- * THP) covering @nr pages, that was @young.  Called under the PTL, so the
- * folio is stable and mapped.
+ * Called for every mapped folio found, before its Accessed bit is looked
+ * at.  A top-tier folio only counts toward the mm's footprint; its
+ * Accessed bit is left alone, for reclaim: folio_referenced() would
+ * otherwise find hot DRAM pages unreferenced, demote them, and we would
+ * promote them back.  Returns true for a slow-tier folio that may become a
+ * candidate, whose Accessed bit the caller then tests and clears.
+ */
+static bool kmmscand_want_young(struct kmmscand_walk *w, struct folio *folio,
+				unsigned int nr)
+{
+	int nid = folio_nid(folio);
+
+	if (node_isset(nid, w->toptier)) {
+		w->ms->footprint[nid] += nr;
+		return false;
+	}
+	return !is_zero_folio(folio) && !folio_test_ksm(folio) &&
+	       !folio_test_hugetlb(folio) && !folio_maybe_dma_pinned(folio);
+}
+
+/*
+ * We just cleared an Accessed bit that reclaim would have found: pass the
+ * access on, as zap_pte_range() does for a young PTE it tears down.  Safe
+ * under the PTL.
+ */
+static void kmmscand_keep_referenced(struct vm_area_struct *vma,
+				     struct folio *folio)
+{
+	if (vma_has_recency(vma))
+		folio_mark_accessed(folio);
+}
+
+/*
+ * Account one examined mapping of slow-tier @folio at @addr (the first
+ * address of a THP) covering @nr pages, that was @young.  Called under the
+ * PTL, so the folio is stable and mapped.
  */
 static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 			     unsigned long addr, unsigned int nr, bool young)
@@ -484,14 +551,6 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	int nid = folio_nid(folio);
 	void *entry;
 	int target;
-
-	if (node_isset(nid, w->toptier)) {
-		ms->footprint[nid] += nr;
-		return;
-	}
-	if (is_zero_folio(folio) || folio_test_ksm(folio) ||
-	    folio_test_hugetlb(folio) || folio_maybe_dma_pinned(folio))
-		return;
 
 	entry = xa_load(&ms->history, idx);
 	if (!entry && !young)
@@ -514,8 +573,8 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 			nhist = 0;
 		} else {
 			w->drops++;
-			trace_candidate_drop(folio_pfn(folio), nid,
-					     KMMSCAND_DROP_FULL);
+			trace_kmmscand_candidate_drop(folio_pfn(folio), nid,
+						      KMMSCAND_DROP_FULL);
 		}
 	}
 	if (nhist != hist || entry)
@@ -538,12 +597,13 @@ static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long addr,
 	    is_huge_zero_pmd(pmde))
 		return false;
 	folio = vm_normal_folio_pmd(walk->vma, addr, pmde);
-	if (!folio)
+	if (!folio || !kmmscand_want_young(w, folio, 1U << PMD_ORDER))
 		return false;
 	young = pmdp_clear_young_notify(walk->vma, addr, pmd);
 	if (young) {
 		w->young++;
 		w->thp_young++;
+		kmmscand_keep_referenced(walk->vma, folio);
 	}
 	kmmscand_account(w, folio, addr & PMD_MASK, 1U << PMD_ORDER, young);
 	return young;
@@ -616,9 +676,17 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	start_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
 	pte = start_pte;
 	if (!pte) {
-		/* Raced with a THP collapse or a page table being freed. */
+		/*
+		 * Raced with a THP collapse or a page table being freed.  If
+		 * the budget clipped this table, the next visit resumes here
+		 * rather than past a range that was never looked at.
+		 */
 		w->budget--;
-		return w->stop_addr ? KMMSCAND_WALK_STOP : 0;
+		if (w->stop_addr) {
+			w->stop_addr = addr;
+			return KMMSCAND_WALK_STOP;
+		}
+		return 0;
 	}
 	w->last_queued = NULL;
 	for (; addr != end; pte++, addr += PAGE_SIZE) {
@@ -629,12 +697,14 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 		if (!pte_present(ptent))
 			continue;
 		folio = vm_normal_folio(vma, addr, ptent);
-		if (!folio || folio_is_zone_device(folio))
+		if (!folio || folio_is_zone_device(folio) ||
+		    !kmmscand_want_young(w, folio, 1))
 			continue;
 		young = ptep_clear_young_notify(vma, addr, pte);
 		if (young) {
 			w->young++;
 			cleared = true;
+			kmmscand_keep_referenced(vma, folio);
 		}
 		kmmscand_account(w, folio, addr, 1, young);
 	}
@@ -662,7 +732,8 @@ static void kmmscand_hist_sweep(struct kmmscand_mm_slot *ms)
 	void *entry;
 
 	xa_for_each(&ms->history, idx, entry) {
-		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) & 0xff) != ms->seq)
+		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) &
+		     KMMSCAND_SEQ_MASK) != ms->seq)
 			xa_erase(&ms->history, idx);
 		cond_resched();
 	}
@@ -690,8 +761,8 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 					  READ_ONCE(kmmscand_scan_size));
 	kmmscand_hist_sweep(ms);
 	count_vm_event(KMMSCAND_MM_SCAN);
-	trace_scan_end(mm, ms->scanned, ms->pmd_skipped, ms->young,
-		       ms->cand_cur, ms->period_ms, ms->budget);
+	trace_kmmscand_scan_end(mm, ms->scanned, ms->pmd_skipped, ms->young,
+				ms->cand_cur, ms->period_ms, ms->budget);
 
 	memcpy(ms->footprint + nr_node_ids, ms->footprint,
 	       nr_node_ids * sizeof(*ms->footprint));
@@ -709,7 +780,7 @@ static void kmmscand_pass_start(struct kmmscand_mm_slot *ms)
 	ms->pmd_skipped = 0;
 	ms->young = 0;
 	memset(ms->footprint, 0, nr_node_ids * sizeof(*ms->footprint));
-	trace_scan_start(ms->slot.mm, ms->period_ms, ms->budget);
+	trace_kmmscand_scan_start(ms->slot.mm, ms->period_ms, ms->budget);
 }
 
 static void kmmscand_prepare_walk(struct kmmscand_walk *w,
@@ -717,12 +788,20 @@ static void kmmscand_prepare_walk(struct kmmscand_walk *w,
 {
 	int nid;
 
+	/* A changed scan_size applies from this visit on. */
+	ms->budget = kmmscand_clamp_budget(ms->budget,
+					   READ_ONCE(kmmscand_scan_size));
 	w->ms = ms;
 	w->budget = ms->budget;
 	w->stop_addr = 0;
 	w->hist_n = READ_ONCE(kmmscand_hot_history);
 	w->hot_k = min(READ_ONCE(kmmscand_hot_threshold), w->hist_n);
-	w->pmd_skip = READ_ONCE(kmmscand_pmd_skip);
+	/*
+	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
+	 * non-leaf PMD Accessed bit is clear: clearing it would hide the
+	 * table from reclaim.  Leave those bits to MGLRU.
+	 */
+	w->pmd_skip = READ_ONCE(kmmscand_pmd_skip) && !lru_gen_enabled();
 	w->tlb_flush = READ_ONCE(kmmscand_tlb_flush);
 	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
 	w->target_override = READ_ONCE(kmmscand_target_node);
@@ -790,9 +869,9 @@ static bool kmmscand_visit(struct kmmscand_mm_slot *ms)
 	    test_bit(MMF_KMMSCAND_OFF, &mm->flags))
 		goto out_unlock;
 
+	kmmscand_prepare_walk(w, ms);
 	if (!ms->cursor)
 		kmmscand_pass_start(ms);
-	kmmscand_prepare_walk(w, ms);
 	err = walk_page_range(mm, ms->cursor, mm->task_size,
 			      &kmmscand_walk_ops, w);
 	kmmscand_flush_counts(w);
@@ -824,11 +903,17 @@ static bool kmmscand_collect(struct kmmscand_mm_slot *ms)
 	return true;
 }
 
+/*
+ * Free a slot taken out of the registry by kmmscand_collect().  Its mm may
+ * not have reached __kmmscand_exit() yet, and will find it unregistered:
+ * drop its candidates and trace the exit here.
+ */
 static void kmmscand_release(struct kmmscand_mm_slot *ms)
 {
 	struct mm_struct *mm = ms->slot.mm;
 
-	/* Not strictly needed: the mm is gone.  Keeps the flags honest. */
+	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
+	trace_kmmscand_mm_exit(mm);
 	clear_bit(MMF_VM_KMMSCAND, &mm->flags);
 	kmmscand_slot_free(ms);
 	mmdrop(mm);
@@ -840,9 +925,21 @@ static bool kmmscand_due(struct kmmscand_mm_slot *ms)
 	return ms->cursor || time_after_eq(jiffies, ms->next_scan);
 }
 
+/* Is there a node with memory below the top tier, i.e. anything to promote? */
+static bool kmmscand_have_slow_tier(void)
+{
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY)
+		if (!node_is_toptier(nid))
+			return true;
+	return false;
+}
+
 /*
- * One round: visit every due mm once, in list order.  Returns the number
- * of jiffies until the next mm is due.
+ * One round: visit every due mm once, in list order, up to the last mm
+ * registered before the round started.  Returns the number of jiffies
+ * until the next mm is due.
  */
 static unsigned long kmmscand_round(void)
 {
@@ -852,23 +949,35 @@ static unsigned long kmmscand_round(void)
 	unsigned long sleep = max_sleep;
 	struct kmmscand_mm_slot *ms, *next;
 	struct mm_slot *slot;
+	unsigned long round;
 	bool queued = false;
+
+	/*
+	 * Every node with memory is in the top tier: nothing can be promoted,
+	 * so do not touch any page table.  Look again after the longest scan
+	 * period, in case a slow tier came online.
+	 */
+	if (!kmmscand_have_slow_tier())
+		return max(msecs_to_jiffies(READ_ONCE(kmmscand_scan_period_max_ms)),
+			   min_sleep);
 
 	spin_lock(&kmmscand_mm_lock);
 	if (list_empty(&kmmscand_scan.mm_head)) {
 		spin_unlock(&kmmscand_mm_lock);
 		return max_sleep;
 	}
+	/* Slots registered from now on carry this round and end it. */
+	round = ++kmmscand_scan.round;
 	slot = list_first_entry(&kmmscand_scan.mm_head, struct mm_slot, mm_node);
 	ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
 	while (ms) {
 		kmmscand_scan.mm_slot = ms;
 		spin_unlock(&kmmscand_mm_lock);
 
-		if (kmmscand_due(ms)) {
+		if (kmmscand_due(ms))
 			queued |= kmmscand_visit(ms);
-			cond_resched();
-		}
+		/* Also between mms that are not due: the list may be long. */
+		cond_resched();
 		if (ms->cursor)
 			sleep = min_sleep;
 		else if (time_before(jiffies, ms->next_scan))
@@ -881,6 +990,9 @@ static unsigned long kmmscand_round(void)
 		if (ms->slot.mm_node.next != &kmmscand_scan.mm_head) {
 			slot = list_next_entry(&ms->slot, mm_node);
 			next = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+			/* Registered during this round: the round is over. */
+			if (next->round == round)
+				next = NULL;
 		}
 		if (kmmscand_collect(ms)) {
 			/* Keep @next from being freed while we drop the lock. */
@@ -899,6 +1011,30 @@ static unsigned long kmmscand_round(void)
 	if (queued)
 		kmmscand_migrate_wake(false);
 	return clamp(sleep, min_sleep, max(max_sleep, min_sleep));
+}
+
+/*
+ * A tunable changed.  Bring every mm's scan period within the current
+ * limits and, when scan_period_max_ms was lowered, pull in a next pass
+ * that was planned further ahead than the new maximum allows.
+ */
+static void kmmscand_apply_tunables(void)
+{
+	unsigned int pmin = READ_ONCE(kmmscand_scan_period_min_ms);
+	unsigned int pmax = READ_ONCE(kmmscand_scan_period_max_ms);
+	unsigned long latest = jiffies + msecs_to_jiffies(pmax);
+	struct mm_slot *slot;
+
+	spin_lock(&kmmscand_mm_lock);
+	list_for_each_entry(slot, &kmmscand_scan.mm_head, mm_node) {
+		struct kmmscand_mm_slot *ms;
+
+		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+		ms->period_ms = clamp(ms->period_ms, pmin, max(pmax, pmin));
+		if (time_after(ms->next_scan, latest))
+			ms->next_scan = latest;
+	}
+	spin_unlock(&kmmscand_mm_lock);
 }
 
 static bool kmmscand_should_run(void)
@@ -922,7 +1058,10 @@ static int kmmscand(void *unused)
 		wait_event_freezable(kmmscand_wait, kmmscand_should_run());
 		if (kthread_should_stop())
 			break;
-		WRITE_ONCE(kmmscand_kick, false);
+		if (READ_ONCE(kmmscand_kick)) {
+			WRITE_ONCE(kmmscand_kick, false);
+			kmmscand_apply_tunables();
+		}
 		sleep = kmmscand_round();
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kmmscand_wake_early(), sleep);
@@ -939,6 +1078,8 @@ static int kmmscand(void *unused)
  * inherited over fork and kept over exec.  Opting out waits for a visit of
  * the scanner in progress (mmap_lock), drops the mm's queued candidates and
  * waits for a promotion batch in flight.
+ *
+ * Context: process context, from prctl(); sleeps (mmap_lock, batch mutex).
  *
  * Return: 0, or -EINTR if a fatal signal interrupted the wait for mmap_lock.
  */
@@ -966,20 +1107,18 @@ int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on)
  * up to the promotion watermark, as it does for NUMA balancing's tiering
  * mode; otherwise the migrator's watermark guard could defer forever.
  *
- * Return: true if kmmscand is enabled with a nonzero promotion rate and a
- * node with memory is below the top tier.
+ * Context: any context (kswapd); lockless, never sleeps.
+ *
+ * Return: true if kmmscand started, is enabled with a nonzero promotion
+ * rate, and a node with memory is below the top tier.
  */
 bool kmmscand_promo_wmark_active(void)
 {
-	int nid;
-
-	if (!READ_ONCE(kmmscand_enabled) || !READ_ONCE(kmmscand_promote_rate_mbps))
+	if (!READ_ONCE(kmmscand_ready) || !READ_ONCE(kmmscand_enabled) ||
+	    !READ_ONCE(kmmscand_promote_rate_mbps))
 		return false;
 	/* Only where there is a slow tier to promote from. */
-	for_each_node_state(nid, N_MEMORY)
-		if (!node_is_toptier(nid))
-			return true;
-	return false;
+	return kmmscand_have_slow_tier();
 }
 
 /* sysfs: /sys/kernel/mm/kmmscand/ */
@@ -1039,7 +1178,8 @@ static ssize_t scan_period_min_ms_store(struct kobject *kobj,
 
 	mutex_lock(&kmmscand_mutex);
 	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_min_ms,
-				  100, kmmscand_scan_period_max_ms);
+				  KMMSCAND_PERIOD_FLOOR_MS,
+				  kmmscand_scan_period_max_ms);
 	mutex_unlock(&kmmscand_mutex);
 	if (ret > 0)
 		kmmscand_tunables_changed();
@@ -1063,7 +1203,8 @@ static ssize_t scan_period_max_ms_store(struct kobject *kobj,
 
 	mutex_lock(&kmmscand_mutex);
 	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_max_ms,
-				  kmmscand_scan_period_min_ms, 60000);
+				  kmmscand_scan_period_min_ms,
+				  KMMSCAND_PERIOD_CEIL_MS);
 	mutex_unlock(&kmmscand_mutex);
 	if (ret > 0)
 		kmmscand_tunables_changed();
@@ -1086,7 +1227,8 @@ static ssize_t scan_size_store(struct kobject *kobj,
 	ssize_t ret;
 
 	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_size, 512, 4194304);
+	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_size,
+				  KMMSCAND_SCAN_SIZE_MIN, KMMSCAND_SCAN_SIZE_MAX);
 	mutex_unlock(&kmmscand_mutex);
 	if (ret > 0)
 		kmmscand_tunables_changed();
@@ -1221,7 +1363,7 @@ static ssize_t promote_rate_limit_mbps_store(struct kobject *kobj,
 	ssize_t ret;
 
 	ret = kmmscand_store_uint(buf, count, &kmmscand_promote_rate_mbps, 0,
-				  1048576);
+				  KMMSCAND_RATE_MAX_MBPS);
 	if (ret > 0)
 		kmmscand_tunables_changed();
 	return ret;
@@ -1281,8 +1423,10 @@ static int __init kmmscand_init(void)
 	int err;
 
 	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
-	if (!kmmscand_slot_cache)
-		return -ENOMEM;
+	if (!kmmscand_slot_cache) {
+		err = -ENOMEM;
+		goto err_off;
+	}
 
 	err = kmmscand_migrate_init();
 	if (err)
@@ -1291,23 +1435,29 @@ static int __init kmmscand_init(void)
 	err = sysfs_create_group(mm_kobj, &kmmscand_attr_group);
 	if (err) {
 		pr_err("failed to register sysfs group: %d\n", err);
-		goto err_cache;
+		goto err_migrate;
 	}
 	kmmscand_thread = kthread_run(kmmscand, NULL, "kmmscand");
 	if (IS_ERR(kmmscand_thread)) {
 		err = PTR_ERR(kmmscand_thread);
 		kmmscand_thread = NULL;
-		sysfs_remove_group(mm_kobj, &kmmscand_attr_group);
 		pr_err("failed to start kthread: %d\n", err);
-		goto err_cache;
+		goto err_sysfs;
 	}
+	WRITE_ONCE(kmmscand_ready, true);
 	return 0;
 
+	/* No mm was registered (kmmscand_ready is false): nothing to undo there. */
+err_sysfs:
+	sysfs_remove_group(mm_kobj, &kmmscand_attr_group);
+err_migrate:
+	kmmscand_migrate_exit();
 err_cache:
-	/*
-	 * Leave the cache in place if the migrator thread already runs: it
-	 * is harmless, and mm_slot_alloc() copes with a NULL cache anyway.
-	 */
+	kmem_cache_destroy(kmmscand_slot_cache);
+	kmmscand_slot_cache = NULL;
+err_off:
+	/* Fully off: in particular kswapd's WMARK_PROMO hook stays inactive. */
+	WRITE_ONCE(kmmscand_enabled, false);
 	return err;
 }
 subsys_initcall(kmmscand_init);

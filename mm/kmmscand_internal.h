@@ -6,7 +6,8 @@
 #ifndef _MM_KMMSCAND_INTERNAL_H
 #define _MM_KMMSCAND_INTERNAL_H
 
-#include <linux/types.h>
+#include <linux/kmmscand.h>	/* enum kmmscand_drop_reason */
+#include <linux/types.h>	/* bool */
 
 struct folio;
 struct mm_struct;
@@ -26,6 +27,7 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 void kmmscand_migrate_wake(bool tunables);
 int kmmscand_migrate_init(void);
+void kmmscand_migrate_exit(void);
 
 /* Implemented by the scanner, called by the migrator. */
 void kmmscand_target_failed(struct mm_struct *mm, int nid);

@@ -38,8 +38,15 @@
 
 #include <trace/events/kmmscand.h>
 
+/* Pause after a deferred batch, for kswapd or the demotion window. */
+#define KMMSCAND_DEFER_PAUSE	max_t(long, HZ / 10, 1)
+
 /* In-flight entry still to be processed (see struct kmmscand_cand.gone). */
 #define KMMSCAND_ALIVE		(-1)
+
+/* kmmscand_promote_group() verdicts besides enum kmmscand_throttle_reason. */
+#define KMMSCAND_GROUP_GO		(-1)	/* promote the group */
+#define KMMSCAND_GROUP_TARGET_GONE	(-2)	/* target left N_MEMORY/top tier */
 
 /**
  * struct kmmscand_cand - a queued promotion candidate
@@ -62,6 +69,11 @@ struct kmmscand_cand {
  * The ring of queued candidates and the batch in flight.  Both under
  * kmmscand_queue_lock; the batch contents other than @gone also belong to
  * the migrator, which holds kmmscand_batch_mutex while a batch is out.
+ * kmmscand_purged holds the folios a purge took out of the ring until it
+ * has put them outside the spinlock; it belongs to kmmscand_purge_mutex.
+ *
+ * Lock order: kmmscand_purge_mutex, kmmscand_batch_mutex, then the PTL,
+ * kmmscand_queue_lock, kmmscand_mm_lock (mm/kmmscand.c).
  */
 static struct kmmscand_cand *kmmscand_ring;
 static unsigned int kmmscand_ring_head;
@@ -73,6 +85,8 @@ static unsigned int kmmscand_batch_len;
 static unsigned int kmmscand_nr_held;
 static DEFINE_SPINLOCK(kmmscand_queue_lock);
 static DEFINE_MUTEX(kmmscand_batch_mutex);
+static struct folio **kmmscand_purged;
+static DEFINE_MUTEX(kmmscand_purge_mutex);
 
 static struct task_struct *kmmscand_migrate_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_migrate_wait);
@@ -105,6 +119,8 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * @nr: pages in @folio
  *
  * Never blocks.  Takes a folio reference that the migrator drops.
+ *
+ * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
  *
  * Return: true if queued, false if the queue is full.
  */
@@ -139,6 +155,9 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
  * Candidates already taken into a batch are marked so that the migrator
  * skips them.  For an opt-out, also waits until a batch in flight has
  * finished, so that no page of the mm is promoted after this returns.
+ *
+ * Context: process context; sleeps (kmmscand_purge_mutex, and for an
+ * opt-out kmmscand_batch_mutex).
  */
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 {
@@ -147,6 +166,7 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 	if (!READ_ONCE(kmmscand_nr_held))
 		goto wait;
 
+	mutex_lock(&kmmscand_purge_mutex);
 	spin_lock(&kmmscand_queue_lock);
 	for (i = 0; i < kmmscand_ring_len; i++) {
 		struct kmmscand_cand *e = kmmscand_ring_at(i);
@@ -157,12 +177,8 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 			kept++;
 			continue;
 		}
-		trace_candidate_drop(folio_pfn(e->folio), folio_nid(e->folio),
-				     why);
 		kmmscand_ring_pages -= e->nr;
-		/* Cannot be the last reference while mapped; never sleeps. */
-		folio_put(e->folio);
-		dropped++;
+		kmmscand_purged[dropped++] = e->folio;
 	}
 	kmmscand_ring_len = kept;
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
@@ -170,6 +186,21 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 		if (!mm || kmmscand_batch[i].mm == mm)
 			WRITE_ONCE(kmmscand_batch[i].gone, why);
 	spin_unlock(&kmmscand_queue_lock);
+
+	/*
+	 * A folio may have been unmapped (or its mm torn down) since it was
+	 * queued, so ours can be the last reference: freeing the folio is
+	 * not for under a spinlock.
+	 */
+	for (i = 0; i < dropped; i++) {
+		struct folio *folio = kmmscand_purged[i];
+
+		trace_kmmscand_candidate_drop(folio_pfn(folio),
+					      folio_nid(folio), why);
+		folio_put(folio);
+		kmmscand_purged[i] = NULL;
+	}
+	mutex_unlock(&kmmscand_purge_mutex);
 
 	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
 			KMMSCAND_FAIL_STALE, dropped);
@@ -196,8 +227,9 @@ static void kmmscand_requeue(struct kmmscand_cand *e)
 	}
 	spin_unlock(&kmmscand_queue_lock);
 	if (e->folio) {
-		trace_candidate_drop(folio_pfn(e->folio), folio_nid(e->folio),
-				     KMMSCAND_DROP_DEFER);
+		trace_kmmscand_candidate_drop(folio_pfn(e->folio),
+					      folio_nid(e->folio),
+					      KMMSCAND_DROP_DEFER);
 		if (e->gone == KMMSCAND_ALIVE)
 			count_vm_event(KMMSCAND_CANDIDATE_DROP);
 		else
@@ -214,6 +246,8 @@ static void kmmscand_requeue(struct kmmscand_cand *e)
  *
  * New candidates only wake the migrator when it is idle, so a migrator
  * held back by the rate limit or a guard is not woken on every round.
+ *
+ * Context: any context that may wake a task.
  */
 void kmmscand_migrate_wake(bool tunables)
 {
@@ -355,16 +389,16 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
 static unsigned long kmmscand_promote_group(unsigned int first,
 					    unsigned int last, int nid, u64 now)
 {
-	unsigned long pages = 0, isolated = 0;
-	unsigned int i, nr_folios = 0, nr_succeeded = 0;
-	int reason = -1, ret;
+	unsigned long pages = 0, isolated = 0, failed;
+	unsigned int i, nr_succeeded = 0;
+	int reason = KMMSCAND_GROUP_GO;
 	LIST_HEAD(folios);
 
 	for (i = first; i < last; i++)
 		pages += kmmscand_batch[i].nr;
 
 	if (!node_state(nid, N_MEMORY) || !node_is_toptier(nid))
-		reason = -2;	/* target gone: all stale below */
+		reason = KMMSCAND_GROUP_TARGET_GONE;	/* all stale below */
 	else if (!kmmscand_node_has_room(nid, pages))
 		reason = KMMSCAND_THROTTLE_WATERMARK;
 	else if (kmmscand_node_pingpong(nid, now))
@@ -374,7 +408,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		count_vm_event(reason == KMMSCAND_THROTTLE_WATERMARK ?
 			       KMMSCAND_DEFER_WATERMARK :
 			       KMMSCAND_DEFER_DEMOTION);
-		trace_throttle(reason, nid, pages);
+		trace_kmmscand_throttle(reason, nid, pages);
 		for (i = last; i > first; i--)
 			kmmscand_requeue(&kmmscand_batch[i - 1]);
 		return pages;
@@ -386,7 +420,8 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		int gone = READ_ONCE(e->gone);
 
 		e->folio = NULL;
-		if (gone != KMMSCAND_ALIVE || reason == -2 ||
+		if (gone != KMMSCAND_ALIVE ||
+		    reason == KMMSCAND_GROUP_TARGET_GONE ||
 		    !kmmscand_still_eligible(folio, nid)) {
 			count_vm_event(gone == KMMSCAND_DROP_EXIT ?
 				       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
@@ -401,43 +436,55 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		node_stat_mod_folio(folio,
 				    NR_ISOLATED_ANON + folio_is_file_lru(folio),
 				    folio_nr_pages(folio));
+		/* The folio may have been split since it was queued. */
+		isolated += folio_nr_pages(folio);
 		/* The isolation holds its own reference now. */
 		folio_put(folio);
 		list_add_tail(&folio->lru, &folios);
-		isolated += e->nr;
-		nr_folios++;
 		/* Remember which entries made it to migrate_pages(). */
 		e->nr = 0;
 	}
 	if (list_empty(&folios))
 		return 0;
 
-	ret = migrate_pages(&folios, kmmscand_alloc_dst, NULL, nid,
-			    MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr_succeeded);
+	/*
+	 * nr_succeeded is in base pages and also set when migrate_pages()
+	 * fails with an error; its return value counts folios.  Count and
+	 * trace in base pages only.
+	 */
+	migrate_pages(&folios, kmmscand_alloc_dst, NULL, nid, MIGRATE_ASYNC,
+		      MR_NUMA_MISPLACED, &nr_succeeded);
 	if (!list_empty(&folios))
 		putback_movable_pages(&folios);
-	if (ret < 0)
-		ret = nr_folios;
+	failed = isolated - min_t(unsigned long, isolated, nr_succeeded);
 
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
 	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
-	count_vm_events(KMMSCAND_FAIL_MIGRATE, ret);
+	count_vm_events(KMMSCAND_FAIL_MIGRATE, failed);
 	kmmscand_node_rate[nid].promoted += nr_succeeded;
-	trace_migrate_batch(nr_folios, nr_succeeded, ret, nid,
-			    MR_NUMA_MISPLACED);
+	trace_kmmscand_migrate_batch(isolated, nr_succeeded, failed, nid,
+				     MR_NUMA_MISPLACED);
 
-	/* Nothing moved: let the mms involved back off this target. */
+	/*
+	 * Nothing moved: let the mms involved back off this target.  Only
+	 * mms whose candidates were not purged meanwhile: a purged mm may be
+	 * gone, and its address reused by a new mm.  Under kmmscand_queue_lock
+	 * a not yet purged mm stays registered or at least allocated, because
+	 * both paths that unregister an mm purge it before they drop it.
+	 */
 	if (!nr_succeeded) {
 		struct mm_struct *prev = NULL;
 
+		spin_lock(&kmmscand_queue_lock);
 		for (i = first; i < last; i++) {
 			struct kmmscand_cand *e = &kmmscand_batch[i];
 
-			if (e->nr || e->mm == prev)
+			if (e->nr || e->gone != KMMSCAND_ALIVE || e->mm == prev)
 				continue;
 			prev = e->mm;
 			kmmscand_target_failed(e->mm, nid);
 		}
+		spin_unlock(&kmmscand_queue_lock);
 	}
 	return 0;
 }
@@ -482,7 +529,8 @@ static long kmmscand_migrate_once(void)
 		u64 ns = kmmscand_bucket_wait_ns(&kmmscand_bucket, want, rate);
 
 		count_vm_event(KMMSCAND_DEFER_RATELIMIT);
-		trace_throttle(KMMSCAND_THROTTLE_RATELIMIT, NUMA_NO_NODE, want);
+		trace_kmmscand_throttle(KMMSCAND_THROTTLE_RATELIMIT,
+					NUMA_NO_NODE, want);
 		return max_t(long, nsecs_to_jiffies(ns), 1);
 	}
 
@@ -529,7 +577,7 @@ static long kmmscand_migrate_once(void)
 	if (deferred) {
 		kmmscand_bucket.tokens += deferred;
 		/* Let kswapd or the demotion window make progress. */
-		return max_t(long, HZ / 10, 1);
+		return KMMSCAND_DEFER_PAUSE;
 	}
 	return 0;
 }
@@ -563,8 +611,25 @@ static int kmmscand_migrate(void *unused)
 	return 0;
 }
 
+/* Free what kmmscand_migrate_init() allocated (kvfree() copes with NULL). */
+static void __init kmmscand_migrate_free(void)
+{
+	kvfree(kmmscand_ring);
+	kmmscand_ring = NULL;
+	kvfree(kmmscand_batch);
+	kmmscand_batch = NULL;
+	kvfree(kmmscand_purged);
+	kmmscand_purged = NULL;
+	kfree(kmmscand_node_rate);
+	kmmscand_node_rate = NULL;
+}
+
 /**
  * kmmscand_migrate_init - allocate the queue and start the migrator thread
+ *
+ * On failure nothing is left allocated or running.
+ *
+ * Context: process context, at boot; sleeps.
  *
  * Return: 0 or a negative errno.
  */
@@ -576,25 +641,41 @@ int __init kmmscand_migrate_init(void)
 				 GFP_KERNEL);
 	kmmscand_batch = kvcalloc(KMMSCAND_BATCH_MAX, sizeof(*kmmscand_batch),
 				  GFP_KERNEL);
+	kmmscand_purged = kvcalloc(KMMSCAND_QUEUE_LEN, sizeof(*kmmscand_purged),
+				   GFP_KERNEL);
 	kmmscand_node_rate = kcalloc(nr_node_ids, sizeof(*kmmscand_node_rate),
 				     GFP_KERNEL);
-	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_node_rate)
-		goto nomem;
+	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_purged ||
+	    !kmmscand_node_rate) {
+		kmmscand_migrate_free();
+		return -ENOMEM;
+	}
 
 	t = kthread_run(kmmscand_migrate, NULL, "kmmscand_migrate");
 	if (IS_ERR(t)) {
 		pr_err("failed to start the migration thread: %ld\n",
 		       PTR_ERR(t));
-		kvfree(kmmscand_ring);
-		kvfree(kmmscand_batch);
-		kfree(kmmscand_node_rate);
+		kmmscand_migrate_free();
 		return PTR_ERR(t);
 	}
 	kmmscand_migrate_thread = t;
 	return 0;
-nomem:
-	kvfree(kmmscand_ring);
-	kvfree(kmmscand_batch);
-	kfree(kmmscand_node_rate);
-	return -ENOMEM;
+}
+
+/**
+ * kmmscand_migrate_exit - undo kmmscand_migrate_init()
+ *
+ * For a kmmscand_init() that failed after kmmscand_migrate_init()
+ * succeeded: no mm was registered, so the queue is empty.  Stops the
+ * migrator thread and frees the queue.
+ *
+ * Context: process context, at boot; sleeps (kthread_stop()).
+ */
+void __init kmmscand_migrate_exit(void)
+{
+	if (kmmscand_migrate_thread) {
+		kthread_stop(kmmscand_migrate_thread);
+		kmmscand_migrate_thread = NULL;
+	}
+	kmmscand_migrate_free();
 }

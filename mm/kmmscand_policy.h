@@ -103,6 +103,22 @@ static inline unsigned int kmmscand_next_period(unsigned int period,
 }
 
 /**
+ * kmmscand_clamp_budget - keep a per-visit page budget within its limits
+ * @budget: budget in pages
+ * @scan_size: the scan_size tunable (upper bound)
+ *
+ * Return: @budget within [max(@scan_size / 16, 1), max(@scan_size, 1)].
+ */
+static inline unsigned int kmmscand_clamp_budget(unsigned int budget,
+						 unsigned int scan_size)
+{
+	unsigned int lo = max(scan_size / 16, 1U);
+	unsigned int hi = max(scan_size, lo);
+
+	return clamp(budget, lo, hi);
+}
+
+/**
  * kmmscand_next_budget - compute the per-visit page budget for the next pass
  * @budget: current budget in pages
  * @last: candidates found in the previous pass (X)
@@ -116,14 +132,11 @@ static inline unsigned int kmmscand_next_budget(unsigned int budget,
 						unsigned long cur,
 						unsigned int scan_size)
 {
-	unsigned int lo = max(scan_size / 16, 1U);
-	unsigned int hi = max(scan_size, lo);
-
 	if (cur == 0)
 		budget /= 2;
 	else if (cur > last)
 		budget = budget > UINT_MAX / 2 ? UINT_MAX : budget * 2;
-	return clamp(budget, lo, hi);
+	return kmmscand_clamp_budget(budget, scan_size);
 }
 
 /*

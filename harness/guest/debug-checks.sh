@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # debug-checks.sh start|finish -- guest side of `make test-debug`.
-#   start:  trace kmmscand mm_enter/mm_exit (to find mms kmmscand never lets go)
+#   start:  trace kmmscand_mm_enter/kmmscand_mm_exit (to find mms kmmscand never lets go)
 #   finish: TAP checks: every traced mm that entered kmmscand also left it
 #           (except live processes), kmemleak active and no unreferenced
 #           object attributable to kmmscand (backtrace mentions kmmscand, or
@@ -18,12 +18,12 @@ start)
 	# Lockups must be reported, not panic (the host fails the run on them).
 	echo 0 > /proc/sys/kernel/hung_task_panic 2>/dev/null
 	echo 0 > /proc/sys/kernel/softlockup_panic 2>/dev/null
-	if [ -d $T/events/kmmscand/mm_enter ]; then
+	if [ -d $T/events/kmmscand/kmmscand_mm_enter ]; then
 		echo 0 > $T/tracing_on
 		echo 16384 > $T/buffer_size_kb
 		echo > $T/trace
-		echo 1 > $T/events/kmmscand/mm_enter/enable
-		echo 1 > $T/events/kmmscand/mm_exit/enable
+		echo 1 > $T/events/kmmscand/kmmscand_mm_enter/enable
+		echo 1 > $T/events/kmmscand/kmmscand_mm_exit/enable
 		echo 1 > $T/tracing_on
 	fi
 	exit 0 ;;
@@ -33,7 +33,7 @@ esac
 
 # 1. mm registrations: enter/exit pairs per mm (an address may be reused
 # after an exit, so count per id in event order).
-if [ -d $T/events/kmmscand/mm_enter ]; then
+if [ -d $T/events/kmmscand/kmmscand_mm_enter ]; then
 	echo 0 > $T/tracing_on
 	overrun=0
 	for s in $T/per_cpu/cpu*/stats; do
@@ -42,25 +42,24 @@ if [ -d $T/events/kmmscand/mm_enter ]; then
 	done
 	cat $T/trace > /tmp/mmtrace.txt
 	set -- $(awk '
-		/ mm_enter: / { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]++; enter++ }
-		/ mm_exit: /  { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]--; exit_++ }
+		/ kmmscand_mm_enter: / { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]++; enter++ }
+		/ kmmscand_mm_exit: /  { for (i = 1; i <= NF; i++) if ($i ~ /^mm=/) id = $i; live[id]--; exit_++ }
 		END { left = 0; neg = 0
 		      for (k in live) { if (live[k] > 0) left += live[k]; if (live[k] < 0) neg++ }
 		      print enter + 0, exit_ + 0, left, neg }' /tmp/mmtrace.txt)
 	enter=$1 exits=$2 left=$3 neg=$4
 	procs=$(ls -d /proc/[0-9]* | wc -l)
-	echo "# mm_enter $enter, mm_exit $exits, still registered $left (of $procs tasks alive), exit without enter $neg, trace overrun $overrun"
-	# Not every unregistration is traced: when the scanner sees mm_users
-	# drop to 0 before __mmput() reaches kmmscand_exit(), it frees the slot
-	# itself and kmmscand_exit() finds the mm unregistered (no mm_exit
-	# event). "exit without enter": mms registered before tracing began.
-	# So only a systematic leak is failed: more than 5% (+8 live tasks) of
-	# the traced mms never unregistered.
+	echo "# kmmscand_mm_enter $enter, kmmscand_mm_exit $exits, still registered $left (of $procs tasks alive), exit without enter $neg, trace overrun $overrun"
+	# Every unregistration is traced, by __kmmscand_exit() or, when the
+	# scanner saw mm_users drop to 0 first, by the scanner. Still registered
+	# at the end: live processes. "exit without enter": mms registered
+	# before tracing began. So only a systematic leak is failed: more than
+	# 5% (+8 live tasks) of the traced mms never unregistered.
 	limit=$((8 + enter / 20))
 	if [ "$overrun" -ne 0 ]; then
 		skip "mm registrations balanced" "trace buffer overran ($overrun events lost)"
 	elif [ "$enter" -lt 10 ]; then
-		nok "mm registrations balanced: only $enter mm_enter events traced"
+		nok "mm registrations balanced: only $enter kmmscand_mm_enter events traced"
 	elif [ "$left" -le "$limit" ]; then
 		ok "mm registrations balanced ($enter entered, $exits traced exits, $left not traced out, limit $limit)"
 	else

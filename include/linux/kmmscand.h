@@ -29,14 +29,12 @@ int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
 bool kmmscand_promo_wmark_active(void);
 
 /*
- * A new mm (fork or exec) is never registered yet, but mm_init() copies the
- * parent's flags through MMF_INIT_MASK, and MMF_TOPDOWN_MASK is the int
- * (1 << 31): sign extension makes the mask cover every bit from 31 up, our
- * MMF_VM_KMMSCAND included.  Clear it, keep MMF_KMMSCAND_OFF (wanted).
+ * A new mm (fork or exec) starts without MMF_VM_KMMSCAND: mmf_init_flags()
+ * clears it, so an mm whose fork or exec fails before this hook is never
+ * unregistered.  MMF_KMMSCAND_OFF is inherited on purpose.
  */
 static inline void kmmscand_new_mm(struct mm_struct *mm)
 {
-	clear_bit(MMF_VM_KMMSCAND, &mm->flags);
 	if (!test_bit(MMF_KMMSCAND_OFF, &mm->flags))
 		__kmmscand_enter(mm);
 }

@@ -52,6 +52,11 @@ static void kmmscand_test_period_clamp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 800U, kmmscand_next_period(2000, 1, 1, 800, 700));
 	KUNIT_EXPECT_EQ(test, 512U, kmmscand_next_budget(100000, 1, 1, 512));
 	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(0, 1, 1, 512));
+	/* a budget kept across a scan_size change is clamped at once */
+	KUNIT_EXPECT_EQ(test, 512U, kmmscand_clamp_budget(65536, 512));
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_clamp_budget(32, 65536));
+	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_clamp_budget(1000, 4096));
+	KUNIT_EXPECT_EQ(test, 1U, kmmscand_clamp_budget(0, 0));
 	/* idle decay from the bottom gets off the floor: 500 -> 625 */
 	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_period(500, 0, 0, 500, 5000));
 	/* tiny period still grows or clamps, never sticks below min */

@@ -6,6 +6,7 @@
 #define _TRACE_KMMSCAND_H
 
 #include <linux/kmmscand.h>
+#include <linux/migrate_mode.h>
 #include <linux/tracepoint.h>
 
 /*
@@ -32,17 +33,17 @@ DECLARE_EVENT_CLASS(kmmscand_mm,
 	TP_printk("mm=%p", __entry->mm)
 );
 
-DEFINE_EVENT(kmmscand_mm, mm_enter,
+DEFINE_EVENT(kmmscand_mm, kmmscand_mm_enter,
 	TP_PROTO(struct mm_struct *mm),
 	TP_ARGS(mm)
 );
 
-DEFINE_EVENT(kmmscand_mm, mm_exit,
+DEFINE_EVENT(kmmscand_mm, kmmscand_mm_exit,
 	TP_PROTO(struct mm_struct *mm),
 	TP_ARGS(mm)
 );
 
-TRACE_EVENT(scan_start,
+TRACE_EVENT(kmmscand_scan_start,
 
 	TP_PROTO(struct mm_struct *mm, unsigned int period_ms,
 		 unsigned int budget),
@@ -65,7 +66,7 @@ TRACE_EVENT(scan_start,
 		  __entry->mm, __entry->period_ms, __entry->budget)
 );
 
-TRACE_EVENT(scan_end,
+TRACE_EVENT(kmmscand_scan_end,
 
 	TP_PROTO(struct mm_struct *mm, unsigned long scanned,
 		 unsigned long pmd_skipped, unsigned long young,
@@ -112,6 +113,10 @@ TRACE_EVENT(scan_end,
 	EM(KMMSCAND_THROTTLE_WATERMARK,	"watermark")		\
 	EMe(KMMSCAND_THROTTLE_DEMOTION,	"demotion")
 
+/* The migrate_reason kmmscand passes to migrate_pages(). */
+#define KMMSCAND_MIGRATE_REASONS				\
+	EMe(MR_NUMA_MISPLACED,		"numa_misplaced")
+
 #undef EM
 #undef EMe
 #define EM(a, b)	TRACE_DEFINE_ENUM(a);
@@ -119,13 +124,14 @@ TRACE_EVENT(scan_end,
 
 KMMSCAND_DROP_REASONS
 KMMSCAND_THROTTLE_REASONS
+KMMSCAND_MIGRATE_REASONS
 
 #undef EM
 #undef EMe
 #define EM(a, b)	{ a, b },
 #define EMe(a, b)	{ a, b }
 
-TRACE_EVENT(candidate_drop,
+TRACE_EVENT(kmmscand_candidate_drop,
 
 	TP_PROTO(unsigned long pfn, int nid, int reason),
 
@@ -147,7 +153,11 @@ TRACE_EVENT(candidate_drop,
 		  __print_symbolic(__entry->reason, KMMSCAND_DROP_REASONS))
 );
 
-TRACE_EVENT(migrate_batch,
+/*
+ * One migrate_pages() call.  @nr, @succeeded and @failed are all in base
+ * pages (a PMD-mapped THP counts HPAGE_PMD_NR), @succeeded + @failed == @nr.
+ */
+TRACE_EVENT(kmmscand_migrate_batch,
 
 	TP_PROTO(unsigned int nr, unsigned int succeeded, unsigned int failed,
 		 int target_nid, int reason),
@@ -170,12 +180,13 @@ TRACE_EVENT(migrate_batch,
 		__entry->reason = reason;
 	),
 
-	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%d",
+	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%s",
 		  __entry->nr, __entry->succeeded, __entry->failed,
-		  __entry->target_nid, __entry->reason)
+		  __entry->target_nid,
+		  __print_symbolic(__entry->reason, KMMSCAND_MIGRATE_REASONS))
 );
 
-TRACE_EVENT(throttle,
+TRACE_EVENT(kmmscand_throttle,
 
 	TP_PROTO(int reason, int target_nid, unsigned int nr),
 

@@ -907,13 +907,13 @@ TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
 	while (fgets(line, sizeof(line), f)) {
 		if (line[0] == '#')
 			continue;
-		if (strstr(line, " mm_enter: ")) {
+		if (strstr(line, " kmmscand_mm_enter: ")) {
 			n_enter++;
 			bad += !trace_has_key(line, "mm");
-		} else if (strstr(line, " mm_exit: ")) {
+		} else if (strstr(line, " kmmscand_mm_exit: ")) {
 			n_exit++;
 			bad += !trace_has_key(line, "mm");
-		} else if (strstr(line, " scan_start: ")) {
+		} else if (strstr(line, " kmmscand_scan_start: ")) {
 			n_start++;
 			if (!trace_field(line, "period_ms", &period) ||
 			    !trace_field(line, "budget", &budget) ||
@@ -921,7 +921,7 @@ TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
 				if (!bad++)
 					ksft_print_msg("unparsed: %s", line);
 			}
-		} else if (strstr(line, " scan_end: ")) {
+		} else if (strstr(line, " kmmscand_scan_end: ")) {
 			n_end++;
 			if (!trace_field(line, "scanned", &scanned) ||
 			    !trace_field(line, "pmd_skipped", &v) ||
@@ -932,18 +932,19 @@ TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
 			    young > scanned || period < 100 ||
 			    period > 60000 || !budget || budget > 4194304) {
 				if (!bad++)
-					ksft_print_msg("bad scan_end: %s", line);
+					ksft_print_msg("bad kmmscand_scan_end: %s", line);
 			}
-		} else if (strstr(line, " migrate_batch: ")) {
+		} else if (strstr(line, " kmmscand_migrate_batch: ")) {
 			n_batch++;
 			if (!trace_field(line, "nr", &nr) ||
 			    !trace_field(line, "succeeded", &ok) ||
 			    !trace_field(line, "failed", &fail) ||
 			    !trace_field(line, "target_nid", &v) ||
-			    !trace_has_key(line, "reason") ||
-			    ok + fail > nr || v != 0) {
+			    !strstr(line, " reason=numa_misplaced") ||
+			    ok + fail != nr || v != 0) {
+				/* all three counts are in base pages */
 				if (!bad++)
-					ksft_print_msg("bad migrate_batch: %s",
+					ksft_print_msg("bad kmmscand_migrate_batch: %s",
 						       line);
 			} else {
 				promoted += ok;
@@ -953,18 +954,20 @@ TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
 	fclose(f);
 	rmdir(TRACE_INSTANCE);
 
-	ksft_print_msg("events: mm_enter %lu mm_exit %lu scan_start %lu scan_end %lu\n",
-		       n_enter, n_exit, n_start, n_end);
-	ksft_print_msg("migrate_batch %lu (promoted %lu), bad %lu; ours on node 0: %lu\n",
+	ksft_print_msg("events: kmmscand_mm_enter %lu kmmscand_mm_exit %lu\n",
+		       n_enter, n_exit);
+	ksft_print_msg("events: kmmscand_scan_start %lu kmmscand_scan_end %lu\n",
+		       n_start, n_end);
+	ksft_print_msg("kmmscand_migrate_batch %lu (promoted %lu), bad %lu; ours on node 0: %lu\n",
 		       n_batch, promoted, bad, nc.n[0]);
-	EXPECT_LT(0UL, n_enter) TH_LOG("forks did not trace mm_enter");
-	EXPECT_LT(0UL, n_exit) TH_LOG("exits did not trace mm_exit");
+	EXPECT_LT(0UL, n_enter) TH_LOG("forks did not trace kmmscand_mm_enter");
+	EXPECT_LT(0UL, n_exit) TH_LOG("exits did not trace kmmscand_mm_exit");
 	EXPECT_LT(0UL, n_start);
 	EXPECT_LT(0UL, n_end);
 	EXPECT_LT(0UL, n_batch);
 	EXPECT_EQ(0UL, bad) TH_LOG("events with missing or inconsistent fields");
 	EXPECT_LE(nc.n[0], promoted)
-		TH_LOG("pages moved that no migrate_batch event reported");
+		TH_LOG("pages moved that no kmmscand_migrate_batch event reported");
 	region_unmap(&r);
 }
 

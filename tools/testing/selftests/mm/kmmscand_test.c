@@ -5,9 +5,10 @@
  * node.
  *
  * Covered here: the memory tier layout the promotion tests rely on, the
- * kthread, every knob under /sys/kernel/mm/kmmscand/ (defaults, valid
+ * two kthreads, every knob under /sys/kernel/mm/kmmscand/ (defaults, valid
  * writes, each class of bad input, non-root writers), the tracepoint
- * formats, the /proc/vmstat counters and the PR_{SET,GET}_KMMSCAND prctl.
+ * formats and the throttle/drop events, the /proc/vmstat counters and the
+ * PR_{SET,GET}_KMMSCAND prctl.
  * Scanning and promotion are in kmmscand_promote_test.c.
  *
  * Knobs are saved before and restored after every test from the parent
@@ -18,6 +19,8 @@
 #define _GNU_SOURCE
 #endif
 #include <grp.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -25,6 +28,8 @@
 #include "kmmscand_util.h"
 
 #define TRACEFS_EVENTS		"/sys/kernel/tracing/events/kmmscand/"
+#define TRACE_INSTANCE		"/sys/kernel/tracing/instances/kmmscand_test"
+#define MB			(1024UL * 1024)
 #define EXEC_CHILD_FLAG		"--kmmscand-exec-child"
 #define NOBODY			65534
 
@@ -146,6 +151,17 @@ TEST(kthread_exists)
 
 	pid = find_task("kmmscand", &kthread);
 	ASSERT_NE(0, pid) TH_LOG("no task with comm \"kmmscand\" in /proc");
+	EXPECT_TRUE(kthread) TH_LOG("pid %d is not a kernel thread", pid);
+
+	/*
+	 * The promotion thread. /proc/<pid>/comm shows a kthread's full
+	 * name; a kernel that cuts it to TASK_COMM_LEN - 1 shows 15 chars.
+	 */
+	pid = find_task("kmmscand_migrate", &kthread);
+	if (!pid)
+		pid = find_task("kmmscand_migrat", &kthread);
+	ASSERT_NE(0, pid)
+		TH_LOG("no task with comm \"kmmscand_migrate\" in /proc");
 	EXPECT_TRUE(kthread) TH_LOG("pid %d is not a kernel thread", pid);
 }
 
@@ -508,15 +524,15 @@ static const struct {
 	const char *event;
 	const char *fields[8];
 } trace_events[] = {
-	{ "mm_enter", { "mm" } },
-	{ "mm_exit", { "mm" } },
-	{ "scan_start", { "mm", "period_ms", "budget" } },
-	{ "scan_end", { "mm", "scanned", "pmd_skipped", "young", "candidates",
-			"period_ms", "budget" } },
-	{ "candidate_drop", { "pfn", "nid", "reason" } },
-	{ "migrate_batch", { "nr", "succeeded", "failed", "target_nid",
-			     "reason" } },
-	{ "throttle", { "reason", "target_nid", "nr" } },
+	{ "kmmscand_mm_enter", { "mm" } },
+	{ "kmmscand_mm_exit", { "mm" } },
+	{ "kmmscand_scan_start", { "mm", "period_ms", "budget" } },
+	{ "kmmscand_scan_end", { "mm", "scanned", "pmd_skipped", "young",
+				 "candidates", "period_ms", "budget" } },
+	{ "kmmscand_candidate_drop", { "pfn", "nid", "reason" } },
+	{ "kmmscand_migrate_batch", { "nr", "succeeded", "failed",
+				      "target_nid", "reason" } },
+	{ "kmmscand_throttle", { "reason", "target_nid", "nr" } },
 };
 
 /* Does the "format" text declare a field called @field? */
@@ -578,6 +594,194 @@ TEST(tracepoint_formats)
 		EXPECT_FALSE(format_has_field(fmt, "comm"))
 			TH_LOG("%s records comm", trace_events[i].event);
 	}
+}
+
+static int instance_write(const char *rel, const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t ret;
+	int fd;
+
+	snprintf(path, sizeof(path), TRACE_INSTANCE "/%s", rel);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, strlen(val));
+	close(fd);
+	return ret < 0 ? -errno : 0;
+}
+
+/* Is the value of "reason=" in @line one of @names (NULL-terminated)? */
+static bool reason_is_one_of(const char *line, const char * const *names)
+{
+	const char *p = strstr(line, " reason=");
+	size_t len;
+
+	if (!p)
+		return false;
+	p += strlen(" reason=");
+	len = strcspn(p, "\n ");
+	for (; *names; names++)
+		if (strlen(*names) == len && !strncmp(p, *names, len))
+			return true;
+	return false;
+}
+
+struct provoked {
+	unsigned long throttle, drop, bad;
+};
+
+/* Count the throttle and drop events in the instance's trace buffer. */
+static int count_provoked(struct provoked *c)
+{
+	static const char * const throttle_reasons[] = {
+		"ratelimit", "watermark", "demotion", NULL
+	};
+	static const char * const drop_reasons[] = {
+		"queue_full", "exit", "opt_out", "off", "defer_full", NULL
+	};
+	char line[512];
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	f = fopen(TRACE_INSTANCE "/trace", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, " kmmscand_throttle: ")) {
+			c->throttle++;
+			if (!reason_is_one_of(line, throttle_reasons) &&
+			    !c->bad++)
+				ksft_print_msg("bad event: %s", line);
+		} else if (strstr(line, " kmmscand_candidate_drop: ")) {
+			c->drop++;
+			if (!reason_is_one_of(line, drop_reasons) && !c->bad++)
+				ksft_print_msg("bad event: %s", line);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Child: fault @len bytes in on node 1, drop the binding, report 0 (or
+ * errno) on @fd, then keep every page hot until the parent goes away.
+ */
+static void hot_child(int fd, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char err = 0;
+	size_t i;
+	char *p;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || madvise(p, len, MADV_NOHUGEPAGE) ||
+	    bind_to_node(p, len, 1))
+		err = errno ?: EINVAL;
+	if (!err) {
+		memset(p, 1, len);
+		if (unbind(p, len))
+			err = errno;
+	}
+	if (write(fd, &err, 1) != 1 || err)
+		_exit(1);
+	close(fd);
+	for (;;) {
+		for (i = 0; i < len; i += page)
+			p[i]++;
+		/* every pass really stores to every page */
+		asm volatile("" ::: "memory");
+	}
+}
+
+/*
+ * kmmscand_throttle and kmmscand_candidate_drop only fire when promotion
+ * is held back.  Provoke them: keep 16 MB of node 1 hot under a rate
+ * limit of 1 MB/s, so that the token bucket runs dry (throttle, reason
+ * ratelimit), then disable kmmscand with candidates still queued (drop,
+ * reason off).
+ */
+TEST_F_TIMEOUT(knobs, tracepoints_provoked, 120)
+{
+	const size_t len = 16 * MB;
+	struct provoked c = {};
+	unsigned char err = 1;
+	int fds[2], status;
+	char why[160];
+	long long t0;
+	pid_t pid;
+
+	if (access("/sys/kernel/tracing/instances", F_OK))
+		SKIP(return, "tracefs not mounted at /sys/kernel/tracing");
+	if (!two_tiers(why, sizeof(why)))
+		SKIP(return, "%s", why);
+
+	must_set(_metadata, KNOB_SCAN_PERIOD_MAX_MS, 60000);
+	must_set(_metadata, KNOB_SCAN_PERIOD_MIN_MS, 100);
+	must_set(_metadata, KNOB_SCAN_PERIOD_MAX_MS, 1000);
+	must_set(_metadata, KNOB_HOT_HISTORY, 8);
+	must_set(_metadata, KNOB_HOT_THRESHOLD, 2);
+	must_set(_metadata, KNOB_HOT_HISTORY, 2);
+	must_set(_metadata, KNOB_SCAN_SIZE, 65536);
+	/* see kmmscand_promote_test.c: the TLB can hide a hot page */
+	must_set(_metadata, KNOB_TLB_FLUSH, 1);
+	must_set(_metadata, KNOB_MIGRATE_BATCH, 32);
+	must_set(_metadata, KNOB_PROMOTE_RATE_LIMIT_MBPS, 1);
+	must_set(_metadata, KNOB_TARGET_NODE, -1);
+	must_set(_metadata, KNOB_ENABLED, 1);
+
+	if (mkdir(TRACE_INSTANCE, 0700) && errno != EEXIST)
+		SKIP(return, "cannot create a trace instance: %s",
+		     strerror(errno));
+	ASSERT_EQ(0, instance_write("buffer_size_kb", "1024"));
+	ASSERT_EQ(0, instance_write("trace", ""));
+	ASSERT_EQ(0, instance_write("events/kmmscand/kmmscand_throttle/enable",
+				    "1"));
+	ASSERT_EQ(0, instance_write("events/kmmscand/kmmscand_candidate_drop/enable",
+				    "1"));
+
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fds[0]);
+		hot_child(fds[1], len);	/* does not return */
+	}
+	close(fds[1]);
+	if (read(fds[0], &err, 1) != 1)
+		err = EPIPE;
+	close(fds[0]);
+	if (err) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ASSERT_EQ(0, err) TH_LOG("placing %zu MB on node 1: %s",
+					 len / MB, strerror(err));
+	}
+
+	t0 = now_ms();
+	do {
+		sleep_ms(500);
+		ASSERT_EQ(0, count_provoked(&c));
+	} while (!c.throttle && now_ms() - t0 < 60000);
+	/* Whatever is still queued is dropped now. */
+	must_set(_metadata, KNOB_ENABLED, 0);
+	sleep_ms(500);
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, count_provoked(&c));
+	instance_write("events/kmmscand/enable", "0");
+	rmdir(TRACE_INSTANCE);
+
+	ksft_print_msg("%lld ms: %lu throttle, %lu candidate_drop, %lu bad\n",
+		       now_ms() - t0, c.throttle, c.drop, c.bad);
+	EXPECT_LT(0UL, c.throttle + c.drop)
+		TH_LOG("neither kmmscand_throttle nor kmmscand_candidate_drop fired at 1 MB/s");
+	EXPECT_EQ(0UL, c.bad) TH_LOG("events with an unknown reason");
 }
 
 /* ---- /proc/vmstat ----------------------------------------------------- */
