@@ -41,3 +41,12 @@ BUILD_PKGS=(linux-source-6.12 gcc make bc flex bison libelf-dev libssl-dev cpio
 VM_PKGS=(qemu-system-x86 busybox-static gcc libc6-dev)
 
 mkdir -p "$BUILD"
+
+# accepted_checks PATH... -- the checkpatch types accepted for these files
+# (patches/checkpatch.accepted), comma-separated, for --ignore.
+accepted_checks() {
+	local f
+	for f in "$@"; do
+		awk -v f="$f" '$1 == f { print $2 }' "$TOP/patches/checkpatch.accepted"
+	done | tr ',' '\n' | sort -u | paste -sd, -
+}

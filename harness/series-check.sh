@@ -48,8 +48,10 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 	else
 		res "not ok series:build-after:$name: see $out/build-$n.log"
 	fi
-	if r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree "$p" 2>&1 |
-			grep -E '(ERROR|WARNING|CHECK):'); then
+	ign=$(accepted_checks $(sed -n 's#^+++ b/##p' "$p"))
+	r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree ${ign:+--ignore "$ign"} "$p" 2>&1 |
+			grep -E '(ERROR|WARNING|CHECK):' || true)
+	if [ -n "$r" ]; then
 		echo "$r" | sed 's/^/    /' >&2
 		res "not ok series:checkpatch:$name: $(echo "$r" | wc -l) issue(s)"
 	else

@@ -18,6 +18,11 @@ then "files:" and "patches:" lines (space-separated, may repeat), then
 then lists PATH again and adds it whole. The first
 entry, "=== cover: SUBJECT", is the cover letter; "@@BENCH@@" in its body is
 replaced by bench-results/latest/results.md when that exists.
+
+MAINTAINERS grows with the series: checkpatch asks every patch that adds
+files to update MAINTAINERS, so the KMMSCAND section of patches/
+maintainers-kmmscand.patch (MAINTAINERS_PATCH) is not an entry of its own;
+each commit carries the section with the F: lines of the files added so far.
 """
 import os
 import re
@@ -30,6 +35,7 @@ BUILD = os.environ.get("BUILD", os.path.join(TOP, "build"))
 PRISTINE = os.path.join(BUILD, "pristine")
 SPLIT = os.path.join(TOP, "patches", "series-split.txt")
 OVERLAY_DIRS = ["mm", "include", "kernel", "fs", "lib", "Documentation", "tools", "arch"]
+MAINTAINERS_PATCH = "maintainers-kmmscand.patch"
 AUTHOR = os.environ.get("SERIES_AUTHOR", "kmmscand developers <linux-mm@kvack.org>")
 DATE = "Thu, 3 Dec 2026 12:00:00 +0000"
 
@@ -120,7 +126,11 @@ def verify_split():
         if f not in used_f:
             problems.append(f"overlay file {f} is in no entry of the split")
     last = -1
+    if MAINTAINERS_PATCH in used_p:
+        problems.append(f"{MAINTAINERS_PATCH} is spread over the series; list it in no entry")
     for p in quilt:
+        if p == MAINTAINERS_PATCH:
+            continue
         if p not in used_p:
             problems.append(f"patch {p} is in no entry of the split")
         elif used_p[p] < last:
@@ -135,7 +145,42 @@ def git(repo, *args, **kw):
                           capture_output=True, text=True, **kw).stdout
 
 
+def maintainers_final(repo):
+    """MAINTAINERS of pristine + MAINTAINERS_PATCH, split around the section."""
+    tmp = os.path.join(BUILD, "series-maintainers")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    shutil.copyfile(os.path.join(PRISTINE, "MAINTAINERS"), os.path.join(tmp, "MAINTAINERS"))
+    r = subprocess.run(["patch", "-p1", "--fuzz=0", "--batch", "-s", "-i",
+                        os.path.join(TOP, "patches", MAINTAINERS_PATCH)],
+                       cwd=tmp, capture_output=True, text=True)
+    if r.returncode:
+        die(f"{MAINTAINERS_PATCH} does not apply:\n{r.stdout}{r.stderr}")
+    with open(os.path.join(tmp, "MAINTAINERS")) as f:
+        lines = f.read().split("\n")
+    shutil.rmtree(tmp)
+    start = lines.index("KMMSCAND")
+    end = start
+    while lines[end].strip():
+        end += 1
+    return lines[:start], lines[start:end], lines[end + 1:]
+
+
+def write_maintainers(repo, final, added):
+    """Write MAINTAINERS with the section's F: lines limited to ADDED."""
+    before, section, after = final
+    keep = [ln for ln in section
+            if not ln.startswith("F:") or ln.split(None, 1)[1].strip() in added]
+    if not any(ln.startswith("F:") for ln in keep):
+        text = before + after
+    else:
+        text = before + keep + [""] + after
+    with open(os.path.join(repo, "MAINTAINERS"), "w") as f:
+        f.write("\n".join(text))
+
+
 def export(outdir):
+    outdir = os.path.abspath(outdir)
     cover, entries, problems = verify_split()
     if problems:
         for p in problems:
@@ -157,6 +202,8 @@ def export(outdir):
     git(repo, "checkout", "-q", "-f", "base")
     git(repo, "clean", "-q", "-fdx")
     git(repo, "checkout", "-q", "-B", "kmmscand")
+    final_maint = maintainers_final(repo)
+    added = set()
     name, _, email = AUTHOR.partition(" <")
     email = email.rstrip(">")
     env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
@@ -183,6 +230,10 @@ def export(outdir):
                                cwd=repo, capture_output=True, text=True)
             if r.returncode:
                 die(f"patch {p} does not apply in series order:\n{r.stdout}{r.stderr}")
+        for f in e["files"]:
+            if not os.path.exists(os.path.join(PRISTINE, f)):
+                added.add(f)
+        write_maintainers(repo, final_maint, added)
         git(repo, "add", "-A", "-f")
         msg = e["subject"] + "\n\n" + "\n".join(e["body"]) + f"\n\nSigned-off-by: {AUTHOR}\n"
         subprocess.run(["git", "-C", repo, "commit", "-q", "-F", "-"], input=msg,

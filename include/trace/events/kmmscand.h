@@ -101,35 +101,19 @@ TRACE_EVENT(kmmscand_scan_end,
 		  __entry->budget)
 );
 
-#define KMMSCAND_DROP_REASONS				\
-	EM(KMMSCAND_DROP_FULL,		"queue_full")	\
-	EM(KMMSCAND_DROP_EXIT,		"exit")		\
-	EM(KMMSCAND_DROP_OPTOUT,	"opt_out")	\
-	EM(KMMSCAND_DROP_OFF,		"off")		\
-	EMe(KMMSCAND_DROP_DEFER,	"defer_full")
-
-#define KMMSCAND_THROTTLE_REASONS				\
-	EM(KMMSCAND_THROTTLE_RATELIMIT,	"ratelimit")		\
-	EM(KMMSCAND_THROTTLE_WATERMARK,	"watermark")		\
-	EMe(KMMSCAND_THROTTLE_DEMOTION,	"demotion")
-
-/* The migrate_reason kmmscand passes to migrate_pages(). */
-#define KMMSCAND_MIGRATE_REASONS				\
-	EMe(MR_NUMA_MISPLACED,		"numa_misplaced")
-
-#undef EM
-#undef EMe
-#define EM(a, b)	TRACE_DEFINE_ENUM(a);
-#define EMe(a, b)	TRACE_DEFINE_ENUM(a);
-
-KMMSCAND_DROP_REASONS
-KMMSCAND_THROTTLE_REASONS
-KMMSCAND_MIGRATE_REASONS
-
-#undef EM
-#undef EMe
-#define EM(a, b)	{ a, b },
-#define EMe(a, b)	{ a, b }
+/*
+ * The reasons printed by name: export their values to user space so that
+ * tools parsing the format files can decode them.
+ */
+TRACE_DEFINE_ENUM(KMMSCAND_DROP_FULL);
+TRACE_DEFINE_ENUM(KMMSCAND_DROP_EXIT);
+TRACE_DEFINE_ENUM(KMMSCAND_DROP_OPTOUT);
+TRACE_DEFINE_ENUM(KMMSCAND_DROP_OFF);
+TRACE_DEFINE_ENUM(KMMSCAND_DROP_DEFER);
+TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_RATELIMIT);
+TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_WATERMARK);
+TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_DEMOTION);
+TRACE_DEFINE_ENUM(MR_NUMA_MISPLACED);
 
 TRACE_EVENT(kmmscand_candidate_drop,
 
@@ -150,7 +134,12 @@ TRACE_EVENT(kmmscand_candidate_drop,
 	),
 
 	TP_printk("pfn=0x%lx nid=%d reason=%s", __entry->pfn, __entry->nid,
-		  __print_symbolic(__entry->reason, KMMSCAND_DROP_REASONS))
+		  __print_symbolic(__entry->reason,
+				   { KMMSCAND_DROP_FULL, "queue_full" },
+				   { KMMSCAND_DROP_EXIT, "exit" },
+				   { KMMSCAND_DROP_OPTOUT, "opt_out" },
+				   { KMMSCAND_DROP_OFF, "off" },
+				   { KMMSCAND_DROP_DEFER, "defer_full" }))
 );
 
 /*
@@ -183,7 +172,8 @@ TRACE_EVENT(kmmscand_migrate_batch,
 	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%s",
 		  __entry->nr, __entry->succeeded, __entry->failed,
 		  __entry->target_nid,
-		  __print_symbolic(__entry->reason, KMMSCAND_MIGRATE_REASONS))
+		  __print_symbolic(__entry->reason,
+				   { MR_NUMA_MISPLACED, "numa_misplaced" }))
 );
 
 TRACE_EVENT(kmmscand_throttle,
@@ -205,7 +195,10 @@ TRACE_EVENT(kmmscand_throttle,
 	),
 
 	TP_printk("reason=%s target_nid=%d nr=%u",
-		  __print_symbolic(__entry->reason, KMMSCAND_THROTTLE_REASONS),
+		  __print_symbolic(__entry->reason,
+				   { KMMSCAND_THROTTLE_RATELIMIT, "ratelimit" },
+				   { KMMSCAND_THROTTLE_WATERMARK, "watermark" },
+				   { KMMSCAND_THROTTLE_DEMOTION, "demotion" }),
 		  __entry->target_nid, __entry->nr)
 );
 
