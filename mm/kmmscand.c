@@ -1052,8 +1052,13 @@ static int kmmscand(void *unused)
 {
 	unsigned long sleep;
 
+	/*
+	 * Default priority, like kdamond and kswapd, not khugepaged's
+	 * MAX_NICE: at MAX_NICE a few CPU-bound tasks starve the scanner, and
+	 * promotion stops exactly when the machine is busy.  Its cost is
+	 * bounded by scan_size and the scan periods instead.
+	 */
 	set_freezable();
-	set_user_nice(current, MAX_NICE);
 	while (!kthread_should_stop()) {
 		wait_event_freezable(kmmscand_wait, kmmscand_should_run());
 		if (kthread_should_stop())
