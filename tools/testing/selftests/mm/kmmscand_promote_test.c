@@ -31,6 +31,7 @@
 #define HPAGE			(2 * MB)
 #define POLL_MS			200
 #define DEADLINE_MS		60000
+#define SHORT_DEADLINE_MS	30000	/* tests that must stay within a minute */
 #define PERIOD_MIN_MS		100
 #define PERIOD_MAX_MS		1000
 #define HOT_PCT			90UL	/* hot pages that must reach node 0 */
@@ -58,12 +59,15 @@ static inline uint64_t pattern(const struct region *r, unsigned long i,
 }
 
 /*
- * Map @len bytes (2 MB aligned if @thp), fault every page in on node 1
- * with the pattern, and, unless @keep_bind, drop the MPOL_BIND again so
- * that only placement, not policy, keeps the pages on node 1.
+ * Map @len bytes of anonymous memory, private or shared (@type is
+ * MAP_PRIVATE or MAP_SHARED), 2 MB aligned if @thp, fault every page in
+ * on node 1 with the pattern, and, unless @keep_bind, drop the MPOL_BIND
+ * again so that only placement, not policy, keeps the pages on node 1.
+ * For MAP_SHARED the policy is the shared policy of the shmem object, and
+ * MPOL_DEFAULT removes it again.
  */
-static int region_on_node1(struct region *r, size_t len, bool thp,
-			   bool keep_bind, uint64_t seed)
+static int region_place_node1(struct region *r, size_t len, bool thp,
+			      bool keep_bind, uint64_t seed, int type)
 {
 	unsigned long words = page_size / sizeof(uint64_t), i, w;
 	struct node_count nc;
@@ -72,7 +76,7 @@ static int region_on_node1(struct region *r, size_t len, bool thp,
 	memset(r, 0, sizeof(*r));
 	r->map_len = len + (thp ? HPAGE : 0);
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		      type | MAP_ANONYMOUS, -1, 0);
 	if (r->map == MAP_FAILED)
 		return -errno;
 	start = (uintptr_t)r->map;
@@ -101,6 +105,12 @@ static int region_on_node1(struct region *r, size_t len, bool thp,
 	if (nc.n[1] != r->npages)
 		return -EXDEV;
 	return 0;
+}
+
+static int region_on_node1(struct region *r, size_t len, bool thp,
+			   bool keep_bind, uint64_t seed)
+{
+	return region_place_node1(r, len, thp, keep_bind, seed, MAP_PRIVATE);
 }
 
 static void region_unmap(struct region *r)
@@ -805,6 +815,227 @@ TEST_F_TIMEOUT(promote, disabled_then_enabled, 120)
 		TH_LOG("no promotion after enabled=1");
 	EXPECT_LT(0ULL, D(&s1, &s2, S_MM_SCAN));
 	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	region_unmap(&r);
+}
+
+/* ---- shared pages ---------------------------------------------------------- */
+
+/*
+ * Check pages [first, first + n) of a region that two processes touch:
+ * word 0 is the parent's touch counter (@c0), word 1 the child's (@c1),
+ * every other word the pattern. Returns the number of bad pages and logs
+ * the first one.
+ */
+static unsigned long region_verify2(const struct region *r, unsigned long first,
+				    unsigned long n, uint64_t c0, uint64_t c1)
+{
+	unsigned long words = page_size / sizeof(uint64_t), i, w, bad = 0;
+
+	for (i = first; i < first + n; i++) {
+		const uint64_t *p = (const uint64_t *)(r->base + i * page_size);
+		bool ok = p[0] == c0 && p[1] == c1;
+
+		for (w = 2; ok && w < words; w++)
+			ok = p[w] == pattern(r, i, w);
+		if (!ok && !bad++)
+			ksft_print_msg("pid %d: page %lu corrupt: %llu %llu, want %llu %llu\n",
+				       getpid(), i, (unsigned long long)p[0],
+				       (unsigned long long)p[1],
+				       (unsigned long long)c0,
+				       (unsigned long long)c1);
+	}
+	return bad;
+}
+
+/* where_pages() for the pages of @r outside [first, first + n). */
+static int where_outside(pid_t pid, const struct region *r, unsigned long first,
+			 unsigned long n, struct node_count *nc)
+{
+	struct node_count hi;
+	int i, ret;
+
+	ret = where_pages(pid, r->base, first, nc);
+	if (!ret)
+		ret = where_pages(pid, r->base + (first + n) * page_size,
+				  r->npages - first - n, &hi);
+	if (ret)
+		return ret;
+	for (i = 0; i < KMM_MAX_NODES; i++)
+		nc->n[i] += hi.n[i];
+	nc->absent += hi.absent;
+	nc->unmapped += hi.unmapped;
+	nc->other += hi.other;
+	nc->total += hi.total;
+	return 0;
+}
+
+/* Shared by the parent and the child of shared_promoted (MAP_SHARED). */
+struct shared_ctl {
+	int ready;			/* child: mapped and checked every page */
+	int stop;			/* parent: stop touching, check, exit */
+	unsigned long parent_passes;	/* parent: its counter, before stop */
+	unsigned long child_passes;	/* child: its counter */
+	unsigned long bad_start;	/* child: bad pages before touching */
+	unsigned long bad_end;		/* child: bad pages at the end */
+};
+
+/*
+ * The child: map every page of @r in its own page tables by reading it,
+ * then bump word 1 of every hot page, a full pass every millisecond, until
+ * told to stop; then check every page from this side and exit 0 if each
+ * holds the two counters and the pattern. The pause leaves a CPU to the
+ * scanner: it runs at nice 19, and with the parent's thread and this
+ * child both spinning on the two CPUs of the test VM it gets about 1 % of
+ * one, which stretched a pass over this process to several seconds.
+ */
+static void shared_child(const struct region *r, unsigned long hot_first,
+			 unsigned long hot_n, struct shared_ctl *ctl)
+{
+	unsigned long i, passes = 0, bad;
+	uint64_t pp;
+
+	bad = region_verify2(r, 0, r->npages, 0, 0);
+	__atomic_store_n(&ctl->bad_start, bad, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
+		for (i = hot_first; i < hot_first + hot_n; i++)
+			((uint64_t *)(r->base + i * page_size))[1]++;
+		asm volatile("" ::: "memory");
+		passes++;
+		sleep_ms(1);
+	}
+	pp = __atomic_load_n(&ctl->parent_passes, __ATOMIC_ACQUIRE);
+	bad = region_verify2(r, 0, hot_first, 0, 0) +
+	      region_verify2(r, hot_first, hot_n, pp, passes) +
+	      region_verify2(r, hot_first + hot_n,
+			     r->npages - hot_first - hot_n, 0, 0);
+	ctl->child_passes = passes;
+	__atomic_store_n(&ctl->bad_end, bad, __ATOMIC_RELEASE);
+	fflush(stdout);
+	_exit(bad ? 1 : 0);
+}
+
+/*
+ * 32 MB of MAP_SHARED anonymous memory (shmem) on node 1, mapped by this
+ * process and a forked child, which both keep the same 8 MB of it hot.
+ * kmmscand scans the page tables of each process on its own; whichever
+ * finds a page hot first queues it, and the migration moves the shared
+ * folio for both. The hot part must reach node 0 as either process sees
+ * it, the cold part must stay on node 1, and both processes must read
+ * back exactly what the two of them wrote.
+ */
+TEST_F_TIMEOUT(promote, shared_promoted, 120)
+{
+	const unsigned long hot_first = (8 * MB) / page_size;
+	const unsigned long hot_n = (8 * MB) / page_size;
+	struct node_count hot_p, hot_c, cold_p, cold_c;
+	unsigned long i, passes, cold_n, bad;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	struct shared_ctl *ctl;
+	long long t0, t, t_hot = -1;
+	int ret, status = 0;
+	struct region r;
+	pid_t child;
+
+	ret = region_place_node1(&r, 32 * MB, false, false, 0x7777, MAP_SHARED);
+	ASSERT_EQ(0, ret) TH_LOG("placing 32 MB of MAP_SHARED memory on node 1: %s",
+				 strerror(-ret));
+	cold_n = r.npages - hot_n;
+	/* Word 1 of every page becomes the child's touch counter. */
+	for (i = 0; i < r.npages; i++)
+		((uint64_t *)(r.base + i * page_size))[1] = 0;
+	ctl = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	memset(ctl, 0, sizeof(*ctl));
+
+	/* Nothing buffered may be printed twice. */
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		shared_child(&r, hot_first, hot_n, ctl);
+	self->kids[0] = child;
+	t0 = now_ms();
+	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < 10000)
+		sleep_ms(10);
+	ASSERT_EQ(1, ctl->ready) TH_LOG("the child did not start");
+	ASSERT_EQ(0UL, ctl->bad_start)
+		TH_LOG("the child does not read what the parent wrote");
+
+	hot_add(&h, r.base + hot_first * page_size, hot_n);
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	for (;;) {
+		t = now_ms();
+		ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size,
+					 hot_n, &hot_p));
+		ASSERT_EQ(0, where_pages(child, r.base + hot_first * page_size,
+					 hot_n, &hot_c));
+		if (t_hot < 0 && pct(hot_p.n[0], hot_n) >= HOT_PCT &&
+		    pct(hot_c.n[0], hot_n) >= HOT_PCT) {
+			t_hot = t;
+			ksft_print_msg("%lu%% of shared hot pages on node 0 after %lld ms\n",
+				       pct(hot_p.n[0], hot_n), t - t0);
+		}
+		/* Once hot is done, watch the cold pages for three periods. */
+		if (t_hot >= 0 && t - t_hot >= 3 * PERIOD_MAX_MS)
+			break;
+		if (t - t0 >= SHORT_DEADLINE_MS)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	/* Both views, while both processes still map every page. */
+	ASSERT_EQ(0, where_pages(child, r.base + hot_first * page_size, hot_n,
+				 &hot_c));
+	ASSERT_EQ(0, where_outside(child, &r, hot_first, hot_n, &cold_c));
+	ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size, hot_n,
+				 &hot_p));
+	ASSERT_EQ(0, where_outside(0, &r, hot_first, hot_n, &cold_p));
+
+	passes = hot_stop(&h);
+	__atomic_store_n(&ctl->parent_passes, passes, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	self->kids[0] = 0;
+	kmm_stats_read(&s1);
+	bad = region_verify2(&r, 0, hot_first, 0, 0) +
+	      region_verify2(&r, hot_first, hot_n, passes, ctl->child_passes) +
+	      region_verify2(&r, hot_first + hot_n,
+			     r.npages - hot_first - hot_n, 0, 0);
+
+	ksft_print_msg("hot on node 0 after %lld ms: parent sees %lu/%lu, child %lu/%lu\n",
+		       now_ms() - t0, hot_p.n[0], hot_n, hot_c.n[0], hot_n);
+	ksft_print_msg("cold on node 0: parent sees %lu/%lu, child %lu/%lu (%lu absent)\n",
+		       cold_p.n[0], cold_n, cold_c.n[0], cold_n, cold_c.absent);
+	ksft_print_msg("touch passes: parent %lu, child %lu; bad pages: parent %lu, child %lu\n",
+		       passes, ctl->child_passes, bad, ctl->bad_end);
+	log_deltas(&s0, &s1);
+
+	EXPECT_LE(HOT_PCT, pct(hot_p.n[0], hot_n))
+		TH_LOG("shared hot pages not promoted within %d ms",
+		       SHORT_DEADLINE_MS);
+	EXPECT_LE(HOT_PCT, pct(hot_c.n[0], hot_n))
+		TH_LOG("the child does not see the promoted pages on node 0");
+	EXPECT_GT(COLD_PCT, pct(cold_p.n[0], cold_n))
+		TH_LOG("cold shared pages promoted");
+	EXPECT_GT(COLD_PCT, pct(cold_c.n[0], cold_n));
+	EXPECT_EQ(0UL, cold_c.absent)
+		TH_LOG("the child does not map every page: its view proves nothing");
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the child read back wrong data (status %#x)", status);
+	EXPECT_EQ(0UL, ctl->bad_end);
+	EXPECT_EQ(0UL, bad) TH_LOG("the parent read back wrong data");
+	expect_monotonic(_metadata, &s0, &s1);
+	EXPECT_LE(hot_p.n[0] + cold_p.n[0], D(&s0, &s1, S_CANDIDATE))
+		TH_LOG("pages moved that were never candidates");
+	EXPECT_LE(hot_p.n[0] + cold_p.n[0], D(&s0, &s1, S_PROMOTE_SUCCESS))
+		TH_LOG("our pages on node 0 exceed kmmscand_promote_success");
+	munmap(ctl, page_size);
 	region_unmap(&r);
 }
 
