@@ -18,6 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -31,11 +32,14 @@
 #define HPAGE			(2 * MB)
 #define POLL_MS			200
 #define DEADLINE_MS		60000
+#define SHORT_DEADLINE_MS	30000	/* tests that must stay within a minute */
 #define PERIOD_MIN_MS		100
 #define PERIOD_MAX_MS		1000
 #define HOT_PCT			90UL	/* hot pages that must reach node 0 */
 #define COLD_PCT		5UL	/* cold pages that may reach node 0 */
 #define TRACE_INSTANCE		"/sys/kernel/tracing/instances/kmmscand_selftest"
+#define DEMOTION_SYSFS		"/sys/kernel/mm/numa/demotion_enabled"
+#define BOOST_SYSCTL		"/proc/sys/vm/watermark_boost_factor"
 
 static unsigned long page_size;
 
@@ -58,12 +62,15 @@ static inline uint64_t pattern(const struct region *r, unsigned long i,
 }
 
 /*
- * Map @len bytes (2 MB aligned if @thp), fault every page in on node 1
- * with the pattern, and, unless @keep_bind, drop the MPOL_BIND again so
- * that only placement, not policy, keeps the pages on node 1.
+ * Map @len bytes of anonymous memory, private or shared (@type is
+ * MAP_PRIVATE or MAP_SHARED), 2 MB aligned if @thp, fault every page in
+ * on node 1 with the pattern, and, unless @keep_bind, drop the MPOL_BIND
+ * again so that only placement, not policy, keeps the pages on node 1.
+ * For MAP_SHARED the policy is the shared policy of the shmem object, and
+ * MPOL_DEFAULT removes it again.
  */
-static int region_on_node1(struct region *r, size_t len, bool thp,
-			   bool keep_bind, uint64_t seed)
+static int region_place_node1(struct region *r, size_t len, bool thp,
+			      bool keep_bind, uint64_t seed, int type)
 {
 	unsigned long words = page_size / sizeof(uint64_t), i, w;
 	struct node_count nc;
@@ -72,7 +79,7 @@ static int region_on_node1(struct region *r, size_t len, bool thp,
 	memset(r, 0, sizeof(*r));
 	r->map_len = len + (thp ? HPAGE : 0);
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		      type | MAP_ANONYMOUS, -1, 0);
 	if (r->map == MAP_FAILED)
 		return -errno;
 	start = (uintptr_t)r->map;
@@ -101,6 +108,12 @@ static int region_on_node1(struct region *r, size_t len, bool thp,
 	if (nc.n[1] != r->npages)
 		return -EXDEV;
 	return 0;
+}
+
+static int region_on_node1(struct region *r, size_t len, bool thp,
+			   bool keep_bind, uint64_t seed)
+{
+	return region_place_node1(r, len, thp, keep_bind, seed, MAP_PRIVATE);
 }
 
 static void region_unmap(struct region *r)
@@ -212,6 +225,212 @@ static inline unsigned long pct(unsigned long part, unsigned long whole)
 	return whole ? part * 100 / whole : 0;
 }
 
+/* ---- files, meminfo, zoneinfo, vmstat ------------------------------------ */
+
+/* Write @str to @path in one write(2). Returns 0 or -errno. */
+static int write_str(const char *path, const char *str)
+{
+	ssize_t ret;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, str, strlen(str));
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret < 0 ? ret : 0;
+}
+
+/* The value of the "@key ... kB" line of node @nid's meminfo, or -1. */
+static long node_meminfo_kb(int nid, const char *key)
+{
+	char path[PATH_MAX], line[256], *p;
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), NODE_SYSFS "node%d/meminfo", nid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (kb < 0 && fgets(line, sizeof(line), f)) {
+		p = strstr(line, key);
+		if (p)
+			kb = strtol(p + strlen(key), NULL, 10);
+	}
+	fclose(f);
+	return kb;
+}
+
+/* A populated zone of a node, from /proc/zoneinfo; all in pages. */
+struct zone_info {
+	char name[16];
+	long free;
+	long boost;		/* included in min, low, high and promo */
+	long min, low, high, promo;
+	long managed;
+	long protection;	/* lowmem_reserve[] for a movable allocation */
+};
+
+#define MAX_ZONES	8
+
+/* The largest entry of "protection: (a, b, ...)": the one for ZONE_MOVABLE. */
+static long zone_protection(const char *p)
+{
+	long v, max = 0;
+	char *end;
+
+	for (;;) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > max)
+			max = v;
+		p = end;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return max;
+}
+
+/* The populated zones of node @nid. Returns how many, or -errno. */
+static int node_zones(int nid, struct zone_info *z, int max)
+{
+	struct zone_info *cur = NULL;
+	char line[512], name[16], *p;
+	int n = 0, node;
+	long v;
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone %15s", &node, name) == 2) {
+			/* An empty zone gives its slot to the next one. */
+			if (cur && !cur->managed)
+				n--;
+			cur = NULL;
+			if (node == nid && n < max) {
+				cur = &z[n++];
+				memset(cur, 0, sizeof(*cur));
+				snprintf(cur->name, sizeof(cur->name), "%s", name);
+			}
+			continue;
+		}
+		if (!cur)
+			continue;
+		p = strstr(line, "protection: (");
+		if (p) {
+			cur->protection = zone_protection(p + strlen("protection: ("));
+			continue;
+		}
+		if (sscanf(line, " pages free %ld", &v) == 1)
+			cur->free = v;
+		else if (sscanf(line, " boost %ld", &v) == 1)
+			cur->boost = v;
+		else if (sscanf(line, " min %ld", &v) == 1)
+			cur->min = v;
+		else if (sscanf(line, " low %ld", &v) == 1)
+			cur->low = v;
+		else if (sscanf(line, " high %ld", &v) == 1)
+			cur->high = v;
+		else if (sscanf(line, " promo %ld", &v) == 1)
+			cur->promo = v;
+		else if (sscanf(line, " managed %ld", &v) == 1)
+			cur->managed = v;
+	}
+	if (cur && !cur->managed)
+		n--;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Pages the migrator may still promote to node @nid before every zone is
+ * at or below its high watermark (without boost), which is where its
+ * guard defers every batch: the sum over the zones of
+ * free - (high - boost) - protection, where positive.
+ */
+static long node_room_above_high(const struct zone_info *z, int n)
+{
+	long room = 0, r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		r = z[i].free - (z[i].high - z[i].boost) - z[i].protection;
+		if (r > 0)
+			room += r;
+	}
+	return room;
+}
+
+static void log_zones(int nid, const struct zone_info *z, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ksft_print_msg("node %d %s: free %ld, min %ld low %ld high %ld promo %ld\n",
+			       nid, z[i].name, z[i].free, z[i].min, z[i].low,
+			       z[i].high, z[i].promo);
+		ksft_print_msg("node %d %s: boost %ld, protection %ld\n",
+			       nid, z[i].name, z[i].boost, z[i].protection);
+	}
+}
+
+enum x_stat {
+	X_PGDEMOTE_KSWAPD,
+	X_PGDEMOTE_DIRECT,
+	X_PGDEMOTE_KHUGEPAGED,
+	X_PGMIGRATE_SUCCESS,
+	X_PGMIGRATE_FAIL,
+	X_COMPACT_ISOLATED,
+	NR_X_STATS
+};
+
+static const char * const x_stat_names[NR_X_STATS] = {
+	"pgdemote_kswapd",
+	"pgdemote_direct",
+	"pgdemote_khugepaged",
+	"pgmigrate_success",
+	"pgmigrate_fail",
+	"compact_isolated",
+};
+
+struct x_stats {
+	unsigned long long v[NR_X_STATS];
+};
+
+/* Snapshot the other /proc/vmstat lines above; a missing one reads 0. */
+static void x_stats_read(struct x_stats *x)
+{
+	char line[128], name[64];
+	unsigned long long v;
+	FILE *f;
+	int i;
+
+	memset(x, 0, sizeof(*x));
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %llu", name, &v) != 2)
+			continue;
+		for (i = 0; i < NR_X_STATS; i++)
+			if (!strcmp(name, x_stat_names[i]))
+				x->v[i] = v;
+	}
+	fclose(f);
+}
+
+static inline unsigned long long XD(const struct x_stats *a,
+				    const struct x_stats *b, enum x_stat s)
+{
+	return b->v[s] - a->v[s];
+}
+
 /* ---- smaps -------------------------------------------------------------- */
 
 /* AnonHugePages (kB) of the VMA that starts at @addr, or -1. */
@@ -263,6 +482,9 @@ FIXTURE(promote) {
 	long numa_balancing;
 	bool nb_saved;
 	pid_t kids[2];		/* killed in teardown if a test bails out */
+	char demotion[16];	/* demotion_enabled to restore, "" if untouched */
+	long boost_factor;	/* vm.watermark_boost_factor to restore */
+	bool boost_saved;
 };
 
 FIXTURE_SETUP(promote)
@@ -276,6 +498,8 @@ FIXTURE_SETUP(promote)
 	self->kids[1] = 0;
 	self->saved.valid = false;
 	self->nb_saved = false;
+	self->demotion[0] = '\0';
+	self->boost_saved = false;
 	if (!kmmscand_present())
 		SKIP(return, "%s missing: kernel built without CONFIG_KMMSCAND",
 		     KMMSCAND_SYSFS);
@@ -332,6 +556,10 @@ FIXTURE_TEARDOWN_PARENT(promote)
 	}
 	if (self->nb_saved)
 		write_long(NUMA_BALANCING_SYSCTL, self->numa_balancing);
+	if (self->demotion[0] && write_str(DEMOTION_SYSFS, self->demotion))
+		TH_LOG("restoring %s failed", DEMOTION_SYSFS);
+	if (self->boost_saved)
+		write_long(BOOST_SYSCTL, self->boost_factor);
 	ret = knobs_restore(&self->saved);
 	if (ret)
 		TH_LOG("restoring knobs failed: %s", strerror(-ret));
@@ -808,6 +1036,480 @@ TEST_F_TIMEOUT(promote, disabled_then_enabled, 120)
 	region_unmap(&r);
 }
 
+/* ---- shared pages ---------------------------------------------------------- */
+
+/*
+ * Check pages [first, first + n) of a region that two processes touch:
+ * word 0 is the parent's touch counter (@c0), word 1 the child's (@c1),
+ * every other word the pattern. Returns the number of bad pages and logs
+ * the first one.
+ */
+static unsigned long region_verify2(const struct region *r, unsigned long first,
+				    unsigned long n, uint64_t c0, uint64_t c1)
+{
+	unsigned long words = page_size / sizeof(uint64_t), i, w, bad = 0;
+
+	for (i = first; i < first + n; i++) {
+		const uint64_t *p = (const uint64_t *)(r->base + i * page_size);
+		bool ok = p[0] == c0 && p[1] == c1;
+
+		for (w = 2; ok && w < words; w++)
+			ok = p[w] == pattern(r, i, w);
+		if (!ok && !bad++)
+			ksft_print_msg("pid %d: page %lu corrupt: %llu %llu, want %llu %llu\n",
+				       getpid(), i, (unsigned long long)p[0],
+				       (unsigned long long)p[1],
+				       (unsigned long long)c0,
+				       (unsigned long long)c1);
+	}
+	return bad;
+}
+
+/* where_pages() for the pages of @r outside [first, first + n). */
+static int where_outside(pid_t pid, const struct region *r, unsigned long first,
+			 unsigned long n, struct node_count *nc)
+{
+	struct node_count hi;
+	int i, ret;
+
+	ret = where_pages(pid, r->base, first, nc);
+	if (!ret)
+		ret = where_pages(pid, r->base + (first + n) * page_size,
+				  r->npages - first - n, &hi);
+	if (ret)
+		return ret;
+	for (i = 0; i < KMM_MAX_NODES; i++)
+		nc->n[i] += hi.n[i];
+	nc->absent += hi.absent;
+	nc->unmapped += hi.unmapped;
+	nc->other += hi.other;
+	nc->total += hi.total;
+	return 0;
+}
+
+/* Shared by the parent and the child of shared_promoted (MAP_SHARED). */
+struct shared_ctl {
+	int ready;			/* child: mapped and checked every page */
+	int stop;			/* parent: stop touching, check, exit */
+	unsigned long parent_passes;	/* parent: its counter, before stop */
+	unsigned long child_passes;	/* child: its counter */
+	unsigned long bad_start;	/* child: bad pages before touching */
+	unsigned long bad_end;		/* child: bad pages at the end */
+};
+
+/*
+ * The child: map every page of @r in its own page tables by reading it,
+ * then bump word 1 of every hot page, a full pass every millisecond, until
+ * told to stop; then check every page from this side and exit 0 if each
+ * holds the two counters and the pattern. The pause leaves a CPU to the
+ * scanner: it runs at nice 19, and with the parent's thread and this
+ * child both spinning on the two CPUs of the test VM it gets about 1 % of
+ * one, which stretched a pass over this process to several seconds.
+ */
+static void shared_child(const struct region *r, unsigned long hot_first,
+			 unsigned long hot_n, struct shared_ctl *ctl)
+{
+	unsigned long i, passes = 0, bad;
+	uint64_t pp;
+
+	bad = region_verify2(r, 0, r->npages, 0, 0);
+	__atomic_store_n(&ctl->bad_start, bad, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
+		for (i = hot_first; i < hot_first + hot_n; i++)
+			((uint64_t *)(r->base + i * page_size))[1]++;
+		asm volatile("" ::: "memory");
+		passes++;
+		sleep_ms(1);
+	}
+	pp = __atomic_load_n(&ctl->parent_passes, __ATOMIC_ACQUIRE);
+	bad = region_verify2(r, 0, hot_first, 0, 0) +
+	      region_verify2(r, hot_first, hot_n, pp, passes) +
+	      region_verify2(r, hot_first + hot_n,
+			     r->npages - hot_first - hot_n, 0, 0);
+	ctl->child_passes = passes;
+	__atomic_store_n(&ctl->bad_end, bad, __ATOMIC_RELEASE);
+	fflush(stdout);
+	_exit(bad ? 1 : 0);
+}
+
+/*
+ * 32 MB of MAP_SHARED anonymous memory (shmem) on node 1, mapped by this
+ * process and a forked child, which both keep the same 8 MB of it hot.
+ * kmmscand scans the page tables of each process on its own; whichever
+ * finds a page hot first queues it, and the migration moves the shared
+ * folio for both. The hot part must reach node 0 as either process sees
+ * it, the cold part must stay on node 1, and both processes must read
+ * back exactly what the two of them wrote.
+ */
+TEST_F_TIMEOUT(promote, shared_promoted, 120)
+{
+	const unsigned long hot_first = (8 * MB) / page_size;
+	const unsigned long hot_n = (8 * MB) / page_size;
+	struct node_count hot_p, hot_c, cold_p, cold_c;
+	unsigned long i, passes, cold_n, bad;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	struct shared_ctl *ctl;
+	long long t0, t, t_hot = -1;
+	int ret, status = 0;
+	struct region r;
+	pid_t child;
+
+	ret = region_place_node1(&r, 32 * MB, false, false, 0x7777, MAP_SHARED);
+	ASSERT_EQ(0, ret) TH_LOG("placing 32 MB of MAP_SHARED memory on node 1: %s",
+				 strerror(-ret));
+	cold_n = r.npages - hot_n;
+	/* Word 1 of every page becomes the child's touch counter. */
+	for (i = 0; i < r.npages; i++)
+		((uint64_t *)(r.base + i * page_size))[1] = 0;
+	ctl = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	memset(ctl, 0, sizeof(*ctl));
+
+	/* Nothing buffered may be printed twice. */
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		shared_child(&r, hot_first, hot_n, ctl);
+	self->kids[0] = child;
+	t0 = now_ms();
+	while (!__atomic_load_n(&ctl->ready, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < 10000)
+		sleep_ms(10);
+	ASSERT_EQ(1, ctl->ready) TH_LOG("the child did not start");
+	ASSERT_EQ(0UL, ctl->bad_start)
+		TH_LOG("the child does not read what the parent wrote");
+
+	hot_add(&h, r.base + hot_first * page_size, hot_n);
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	for (;;) {
+		t = now_ms();
+		ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size,
+					 hot_n, &hot_p));
+		ASSERT_EQ(0, where_pages(child, r.base + hot_first * page_size,
+					 hot_n, &hot_c));
+		if (t_hot < 0 && pct(hot_p.n[0], hot_n) >= HOT_PCT &&
+		    pct(hot_c.n[0], hot_n) >= HOT_PCT) {
+			t_hot = t;
+			ksft_print_msg("%lu%% of shared hot pages on node 0 after %lld ms\n",
+				       pct(hot_p.n[0], hot_n), t - t0);
+		}
+		/* Once hot is done, watch the cold pages for three periods. */
+		if (t_hot >= 0 && t - t_hot >= 3 * PERIOD_MAX_MS)
+			break;
+		if (t - t0 >= SHORT_DEADLINE_MS)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	/* Both views, while both processes still map every page. */
+	ASSERT_EQ(0, where_pages(child, r.base + hot_first * page_size, hot_n,
+				 &hot_c));
+	ASSERT_EQ(0, where_outside(child, &r, hot_first, hot_n, &cold_c));
+	ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size, hot_n,
+				 &hot_p));
+	ASSERT_EQ(0, where_outside(0, &r, hot_first, hot_n, &cold_p));
+
+	passes = hot_stop(&h);
+	__atomic_store_n(&ctl->parent_passes, passes, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	self->kids[0] = 0;
+	kmm_stats_read(&s1);
+	bad = region_verify2(&r, 0, hot_first, 0, 0) +
+	      region_verify2(&r, hot_first, hot_n, passes, ctl->child_passes) +
+	      region_verify2(&r, hot_first + hot_n,
+			     r.npages - hot_first - hot_n, 0, 0);
+
+	ksft_print_msg("hot on node 0 after %lld ms: parent sees %lu/%lu, child %lu/%lu\n",
+		       now_ms() - t0, hot_p.n[0], hot_n, hot_c.n[0], hot_n);
+	ksft_print_msg("cold on node 0: parent sees %lu/%lu, child %lu/%lu (%lu absent)\n",
+		       cold_p.n[0], cold_n, cold_c.n[0], cold_n, cold_c.absent);
+	ksft_print_msg("touch passes: parent %lu, child %lu; bad pages: parent %lu, child %lu\n",
+		       passes, ctl->child_passes, bad, ctl->bad_end);
+	log_deltas(&s0, &s1);
+
+	EXPECT_LE(HOT_PCT, pct(hot_p.n[0], hot_n))
+		TH_LOG("shared hot pages not promoted within %d ms",
+		       SHORT_DEADLINE_MS);
+	EXPECT_LE(HOT_PCT, pct(hot_c.n[0], hot_n))
+		TH_LOG("the child does not see the promoted pages on node 0");
+	EXPECT_GT(COLD_PCT, pct(cold_p.n[0], cold_n))
+		TH_LOG("cold shared pages promoted");
+	EXPECT_GT(COLD_PCT, pct(cold_c.n[0], cold_n));
+	EXPECT_EQ(0UL, cold_c.absent)
+		TH_LOG("the child does not map every page: its view proves nothing");
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the child read back wrong data (status %#x)", status);
+	EXPECT_EQ(0UL, ctl->bad_end);
+	EXPECT_EQ(0UL, bad) TH_LOG("the parent read back wrong data");
+	expect_monotonic(_metadata, &s0, &s1);
+	EXPECT_LE(hot_p.n[0] + cold_p.n[0], D(&s0, &s1, S_CANDIDATE))
+		TH_LOG("pages moved that were never candidates");
+	EXPECT_LE(hot_p.n[0] + cold_p.n[0], D(&s0, &s1, S_PROMOTE_SUCCESS))
+		TH_LOG("our pages on node 0 exceed kmmscand_promote_success");
+	munmap(ctl, page_size);
+	region_unmap(&r);
+}
+
+/* ---- a full top tier ------------------------------------------------------- */
+
+struct balloon_report {
+	unsigned long pages;	/* populated */
+	unsigned long on_node0;	/* of those, on node 0 */
+	long long ms;		/* time it took */
+	int err;		/* errno of the step that failed, or 0 */
+};
+
+static inline uint64_t balloon_stamp(unsigned long i)
+{
+	return 0xba11000000000000ULL ^ (i * 0x9e3779b97f4a7c15ULL);
+}
+
+/*
+ * The balloon, a child process that is not scanned: fill node 0 with
+ * anonymous memory, 2 MB at a time, until the page allocator puts pages
+ * on node 1 instead. Then every zone of node 0 is at its low watermark,
+ * below the high watermark under which the migrator defers. MPOL_PREFERRED
+ * rather than MPOL_BIND: a bound allocation at the watermark would enter
+ * direct reclaim, find nothing to reclaim (no swap, demotion off) and end
+ * in the OOM killer. Stamp every page, send the report on @rep, hold the
+ * memory until @go is written to or closed, check the stamps and exit 0
+ * if they are intact.
+ */
+static void balloon_child(int rep, int go, size_t len)
+{
+	const unsigned long chunk = HPAGE / page_size;
+	unsigned long npages = len / page_size, i, bad = 0;
+	struct balloon_report br = {};
+	unsigned long node0 = 1UL;
+	long long t0 = now_ms();
+	struct node_count nc;
+	char c, *p;
+
+	prctl(PR_SET_KMMSCAND, 0, 0, 0, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		br.err = errno;
+		goto report;
+	}
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (sys_mbind(p, len, MPOL_PREFERRED, &node0, sizeof(node0) * 8, 0)) {
+		br.err = errno;
+		goto report;
+	}
+	while (br.pages + chunk <= npages) {
+		char *c0 = p + br.pages * page_size;
+
+		if (madvise(c0, HPAGE, MADV_POPULATE_WRITE) ||
+		    where_pages(0, c0, chunk, &nc)) {
+			br.err = errno;
+			break;
+		}
+		br.pages += chunk;
+		br.on_node0 += nc.n[0];
+		if (nc.n[0] < chunk)
+			break;		/* spilled: node 0 is full */
+	}
+	for (i = 0; i < br.pages; i++)
+		*(uint64_t *)(p + i * page_size) = balloon_stamp(i);
+	br.ms = now_ms() - t0;
+report:
+	if (write(rep, &br, sizeof(br)) != sizeof(br) || br.err)
+		_exit(2);
+	while (read(go, &c, 1) < 0 && errno == EINTR)
+		;
+	for (i = 0; i < br.pages; i++)
+		bad += *(uint64_t *)(p + i * page_size) != balloon_stamp(i);
+	_exit(bad ? 1 : 0);
+}
+
+/*
+ * Node 0 filled to its low watermark by a balloon process, demotion off
+ * so that kswapd cannot make room, 16 MB on node 1 kept hot. The
+ * migrator must defer for the watermark (kmmscand_defer_watermark), move
+ * no more than fits above the high watermark plus a batch, and nothing
+ * may be demoted or migrated back and forth. Once the balloon is freed
+ * the hot set must be promoted. Data must stay intact throughout.
+ */
+TEST_F_TIMEOUT(promote, top_tier_full_defers, 150)
+{
+	const unsigned long hot_n = (16 * MB) / page_size;
+	unsigned long long bound, slack = MB / page_size;
+	struct zone_info z[MAX_ZONES];
+	struct x_stats x0, x1, x2;
+	struct kmm_stats s0, s1, s2;
+	struct balloon_report br;
+	struct node_count nc1, nc2;
+	struct hot_thread h = {};
+	int rep[2], go[2], nz, ret, status = 0;
+	long free_kb, total_kb, room, zfree = 0, zpromo = 0;
+	long long batch = 0, t0, t1, t2;
+	struct pollfd pfd;
+	unsigned long passes;
+	struct region r;
+	pid_t pid;
+
+	if (access(DEMOTION_SYSFS, W_OK))
+		SKIP(return, "%s: %s", DEMOTION_SYSFS, strerror(errno));
+	free_kb = node_meminfo_kb(0, "MemFree:");
+	total_kb = node_meminfo_kb(0, "MemTotal:");
+	ASSERT_LT(0, free_kb) TH_LOG("no MemFree in node 0's meminfo");
+	ASSERT_LE(free_kb, total_kb);
+	if (free_kb > 4L * 1024 * 1024)
+		SKIP(return, "node 0 has %ld MB free: too much to fill in time",
+		     free_kb / 1024);
+	ASSERT_EQ(0, knob_get(KNOB_MIGRATE_BATCH, &batch));
+
+	/* No demotion: node 0 stays full. No boost: fixed watermarks. */
+	ASSERT_LT(0, read_file(DEMOTION_SYSFS, self->demotion,
+			       sizeof(self->demotion)));
+	ASSERT_EQ(0, write_str(DEMOTION_SYSFS, "0"));
+	if (!read_long(BOOST_SYSCTL, &self->boost_factor)) {
+		self->boost_saved = true;
+		ASSERT_EQ(0, write_long(BOOST_SYSCTL, 0));
+	}
+
+	ret = region_on_node1(&r, 16 * MB, false, false, 0x8888);
+	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, hot_n);
+
+	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(0, pipe(go));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(rep[0]);
+		close(go[1]);
+		balloon_child(rep[1], go[0], (size_t)total_kb * 1024);
+	}
+	self->kids[0] = pid;
+	close(rep[1]);
+	close(go[0]);
+	pfd.fd = rep[0];
+	pfd.events = POLLIN;
+	/* About 10 s for 1 GB in the test VM; more when the host is busy. */
+	ASSERT_EQ(1, poll(&pfd, 1, DEADLINE_MS))
+		TH_LOG("the balloon did not fill node 0 within %d ms",
+		       DEADLINE_MS);
+	ASSERT_EQ((ssize_t)sizeof(br), read(rep[0], &br, sizeof(br)));
+	close(rep[0]);
+	ASSERT_EQ(0, br.err) TH_LOG("balloon: %s", strerror(br.err));
+	nz = node_zones(0, z, MAX_ZONES);
+	ASSERT_LT(0, nz) TH_LOG("no zone of node 0 in /proc/zoneinfo");
+	for (ret = 0; ret < nz; ret++) {
+		zfree += z[ret].free;
+		zpromo += z[ret].promo;
+	}
+	room = node_room_above_high(z, nz);
+	/*
+	 * A batch only runs while a zone stays above WMARK_HIGH after it, so
+	 * at most the room is promoted; one batch more for good measure, and
+	 * 1 MB for what the kernel may give back meanwhile (per-cpu lists).
+	 */
+	bound = room + batch + slack;
+	ksft_print_msg("balloon: %lu MB in %lld ms, %lu pages of it on node 1\n",
+		       br.pages * page_size / MB, br.ms, br.pages - br.on_node0);
+	log_zones(0, z, nz);
+	ksft_print_msg("node 0 MemFree %ld kB; room above WMARK_HIGH %ld pages; bound %llu pages\n",
+		       node_meminfo_kb(0, "MemFree:"), room, bound);
+	ASSERT_LT(br.on_node0, br.pages)
+		TH_LOG("node 0 took %lu MB without filling up", br.pages * page_size / MB);
+	EXPECT_LT(zfree, zpromo) TH_LOG("node 0 not below its promotion watermark");
+	EXPECT_GT(hot_n, bound)
+		TH_LOG("room above the watermark too large to tell deferral from promotion");
+
+	/* Full: batches must be deferred, and only the room may be used. */
+	kmm_stats_read(&s0);
+	x_stats_read(&x0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+		/* Two seconds of deferral: a batch is retried every 100 ms. */
+		if (D(&s0, &s1, S_DEFER_WATERMARK) >= 20)
+			break;
+	} while (now_ms() - t0 < SHORT_DEADLINE_MS);
+	t1 = now_ms();
+	x_stats_read(&x1);
+	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc1));
+	nz = node_zones(0, z, MAX_ZONES);
+	ksft_print_msg("full for %lld ms: defer_watermark +%llu, hot on node 0 %lu/%lu\n",
+		       t1 - t0, D(&s0, &s1, S_DEFER_WATERMARK), nc1.n[0], hot_n);
+	ksft_print_msg("full: promote_success +%llu, bound %llu\n",
+		       D(&s0, &s1, S_PROMOTE_SUCCESS), bound);
+	log_zones(0, z, nz);
+	log_deltas(&s0, &s1);
+	EXPECT_LT(0ULL, D(&s0, &s1, S_DEFER_WATERMARK))
+		TH_LOG("no batch deferred for the watermark in %d ms",
+		       SHORT_DEADLINE_MS);
+	EXPECT_GE(bound, D(&s0, &s1, S_PROMOTE_SUCCESS))
+		TH_LOG("promoted more than fits above the watermark");
+	EXPECT_GE(bound, nc1.n[0]);
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_DEFER_DEMOTION))
+		TH_LOG("deferred for demotion with demotion off");
+
+	/* Free the balloon: promotion must resume. */
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	self->kids[0] = 0;
+	t2 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc2));
+		if (pct(nc2.n[0], r.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t2 < SHORT_DEADLINE_MS);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s2);
+	x_stats_read(&x2);
+
+	ksft_print_msg("balloon freed: hot on node 0 %lu/%lu after %lld ms, promoted +%llu\n",
+		       nc2.n[0], hot_n, now_ms() - t2,
+		       D(&s1, &s2, S_PROMOTE_SUCCESS));
+	ksft_print_msg("whole test: pgdemote kswapd +%llu direct +%llu khugepaged +%llu\n",
+		       XD(&x0, &x2, X_PGDEMOTE_KSWAPD),
+		       XD(&x0, &x2, X_PGDEMOTE_DIRECT),
+		       XD(&x0, &x2, X_PGDEMOTE_KHUGEPAGED));
+	ksft_print_msg("whole test: pgmigrate_success +%llu (while full +%llu), fail +%llu\n",
+		       XD(&x0, &x2, X_PGMIGRATE_SUCCESS),
+		       XD(&x0, &x1, X_PGMIGRATE_SUCCESS),
+		       XD(&x0, &x2, X_PGMIGRATE_FAIL));
+	ksft_print_msg("whole test: compact_isolated +%llu\n",
+		       XD(&x0, &x2, X_COMPACT_ISOLATED));
+	log_deltas(&s1, &s2);
+
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("balloon pages changed content (status %#x)", status);
+	EXPECT_LE(HOT_PCT, pct(nc2.n[0], r.npages))
+		TH_LOG("promotion did not resume within %d ms after the balloon left",
+		       SHORT_DEADLINE_MS);
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	/* No thrash: nothing demoted, nothing migrated but promotions. */
+	EXPECT_EQ(0ULL, XD(&x0, &x2, X_PGDEMOTE_KSWAPD) +
+		  XD(&x0, &x2, X_PGDEMOTE_DIRECT) +
+		  XD(&x0, &x2, X_PGDEMOTE_KHUGEPAGED))
+		TH_LOG("pages demoted with demotion_enabled=0");
+	EXPECT_GE(D(&s0, &s2, S_PROMOTE_SUCCESS) +
+		  XD(&x0, &x2, X_COMPACT_ISOLATED),
+		  XD(&x0, &x2, X_PGMIGRATE_SUCCESS))
+		TH_LOG("migrations besides promotion and compaction");
+	EXPECT_EQ(0ULL, D(&s0, &s2, S_DEFER_DEMOTION));
+	expect_monotonic(_metadata, &s0, &s2);
+	EXPECT_LE(nc2.n[0], D(&s0, &s2, S_PROMOTE_SUCCESS));
+	region_unmap(&r);
+}
+
 /* ---- tracepoints ---------------------------------------------------------- */
 
 /* Value of " key=" in @line as a number; false if absent or not a number. */
@@ -1090,15 +1792,27 @@ TEST_F_TIMEOUT(promote, churn_and_unmap, 150)
 int main(int argc, char **argv)
 {
 	struct kmm_knob_state saved = {};
+	char demotion[16] = "";
+	long boost = -1;
 	int ret;
 
 	/*
 	 * Belt and braces: a test killed by its timeout cannot run its
-	 * teardown, so the runner restores the knobs once more at the end.
+	 * teardown, so the runner restores the knobs, demotion_enabled and
+	 * watermark_boost_factor once more at the end.
 	 */
-	if (!geteuid() && kmmscand_present())
+	if (!geteuid() && kmmscand_present()) {
 		knobs_save(&saved);
+		if (read_file(DEMOTION_SYSFS, demotion, sizeof(demotion)) <= 0)
+			demotion[0] = '\0';
+		if (read_long(BOOST_SYSCTL, &boost))
+			boost = -1;
+	}
 	ret = test_harness_run(argc, argv);
 	knobs_restore(&saved);
+	if (demotion[0])
+		write_str(DEMOTION_SYSFS, demotion);
+	if (boost >= 0)
+		write_long(BOOST_SYSCTL, boost);
 	return ret;
 }
