@@ -126,12 +126,14 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * @history: per-page access history (see above)
  * @backoff_nid: target node that kept failing for this mm
  * @backoff_until: jiffies until which @backoff_nid is not used
- * @fail_streak: failed promotion batches in a row towards @backoff_nid
+ * @fail_streak: failed promotion batches towards @backoff_nid, each less
+ *	than KMMSCAND_BACKOFF_MS after the one before
+ * @fail_last: jiffies of the last failed batch counted in @fail_streak
  * @round: value of kmmscand_scan.round when the mm was (re)registered; a
  *	round ends before the slots added after it started
  *
- * Everything except the @backoff_* fields and @fail_streak belongs to the
- * scanner thread; those three are written by the migrator under
+ * Everything except the @backoff_* and @fail_* fields belongs to the
+ * scanner thread; those four are written by the migrator under
  * kmmscand_mm_lock and read locklessly by the scanner.
  */
 struct kmmscand_mm_slot {
@@ -152,6 +154,7 @@ struct kmmscand_mm_slot {
 	int backoff_nid;
 	unsigned long backoff_until;
 	unsigned int fail_streak;
+	unsigned long fail_last;
 	unsigned long round;
 };
 
@@ -313,8 +316,10 @@ void __kmmscand_exit(struct mm_struct *mm)
  * @nid: the target node
  *
  * Called by the migration thread when a whole batch towards @nid failed.
- * After KMMSCAND_BACKOFF_STREAK such batches in a row the scanner stops
- * queueing that mm's candidates for @nid for KMMSCAND_BACKOFF_MS.
+ * After KMMSCAND_BACKOFF_STREAK such batches, each within
+ * KMMSCAND_BACKOFF_MS of the previous one, the scanner stops queueing
+ * that mm's candidates for @nid for KMMSCAND_BACKOFF_MS.  Failures further
+ * apart start a new streak, so that occasional failures never add up.
  *
  * Context: process context, never sleeps.  The caller holds
  * kmmscand_queue_lock and has seen a candidate of @mm that was not purged,
@@ -331,10 +336,13 @@ void kmmscand_target_failed(struct mm_struct *mm, int nid)
 	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 	if (slot) {
 		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
-		if (ms->backoff_nid != nid) {
+		if (ms->backoff_nid != nid ||
+		    time_after(jiffies, ms->fail_last +
+			       msecs_to_jiffies(KMMSCAND_BACKOFF_MS))) {
 			WRITE_ONCE(ms->backoff_nid, nid);
 			ms->fail_streak = 0;
 		}
+		ms->fail_last = jiffies;
 		if (++ms->fail_streak >= KMMSCAND_BACKOFF_STREAK) {
 			WRITE_ONCE(ms->backoff_until, jiffies +
 				   msecs_to_jiffies(KMMSCAND_BACKOFF_MS));

@@ -56,9 +56,12 @@
  * @nr: pages in @folio
  * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
  *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
+ * @pfn: folio_pfn(@folio), its key in kmmscand_queued; 0 once the entry
+ *	was put back into the ring (the ring's copy keeps the key)
  */
 struct kmmscand_cand {
 	struct folio *folio;
+	unsigned long pfn;
 	struct mm_struct *mm;
 	int nid;
 	unsigned int nr;
@@ -84,6 +87,15 @@ static unsigned int kmmscand_batch_len;
 /* ring + batch entries; read locklessly to skip purging an empty queue */
 static unsigned int kmmscand_nr_held;
 static DEFINE_SPINLOCK(kmmscand_queue_lock);
+/*
+ * The PFNs of the folios held by the ring or the batch, so that a folio is
+ * queued once: every queued copy holds a folio reference, and a reference
+ * that migrate_pages() does not expect makes the migration fail.  A folio
+ * shared by several mms, or found hot again while its batch was deferred,
+ * would otherwise be queued again and block its own promotion.  Updated
+ * under kmmscand_queue_lock; a failed insertion only allows a duplicate.
+ */
+static DEFINE_XARRAY(kmmscand_queued);
 static DEFINE_MUTEX(kmmscand_batch_mutex);
 static struct folio **kmmscand_purged;
 static DEFINE_MUTEX(kmmscand_purge_mutex);
@@ -118,24 +130,34 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * @nid: target node
  * @nr: pages in @folio
  *
- * Never blocks.  Takes a folio reference that the migrator drops.
+ * Never blocks.  Takes a folio reference that the migrator drops.  A
+ * folio that is already queued is not queued again.
  *
  * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
  *
- * Return: true if queued, false if the queue is full.
+ * Return: true if queued (now or before), false if the queue is full.
  */
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 			  int nid, unsigned int nr)
 {
 	struct kmmscand_cand *e;
 
+	unsigned long pfn = folio_pfn(folio);
+
 	spin_lock(&kmmscand_queue_lock);
+	if (xa_load(&kmmscand_queued, pfn)) {
+		/* Already on its way: nothing to add. */
+		spin_unlock(&kmmscand_queue_lock);
+		return true;
+	}
 	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN || !folio_try_get(folio)) {
 		spin_unlock(&kmmscand_queue_lock);
 		return false;
 	}
+	xa_store(&kmmscand_queued, pfn, xa_mk_value(0), GFP_NOWAIT);
 	e = kmmscand_ring_at(kmmscand_ring_len);
 	e->folio = folio;
+	e->pfn = pfn;
 	e->mm = mm;
 	e->nid = nid;
 	e->nr = nr;
@@ -178,6 +200,7 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 			continue;
 		}
 		kmmscand_ring_pages -= e->nr;
+		xa_erase(&kmmscand_queued, e->pfn);
 		kmmscand_purged[dropped++] = e->folio;
 	}
 	kmmscand_ring_len = kept;
@@ -224,6 +247,8 @@ static void kmmscand_requeue(struct kmmscand_cand *e)
 		kmmscand_ring_pages += e->nr;
 		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
 		e->folio = NULL;
+		/* The ring's copy is still queued. */
+		e->pfn = 0;
 	}
 	spin_unlock(&kmmscand_queue_lock);
 	if (e->folio) {
@@ -569,6 +594,10 @@ static long kmmscand_migrate_once(void)
 	}
 
 	spin_lock(&kmmscand_queue_lock);
+	/* Done with these folios (migrated, put back or dropped). */
+	for (i = 0; i < n; i++)
+		if (kmmscand_batch[i].pfn)
+			xa_erase(&kmmscand_queued, kmmscand_batch[i].pfn);
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
 	kmmscand_batch_len = 0;
 	spin_unlock(&kmmscand_queue_lock);

@@ -1101,10 +1101,9 @@ struct shared_ctl {
  * The child: map every page of @r in its own page tables by reading it,
  * then bump word 1 of every hot page, a full pass every millisecond, until
  * told to stop; then check every page from this side and exit 0 if each
- * holds the two counters and the pattern. The pause leaves a CPU to the
- * scanner: it runs at nice 19, and with the parent's thread and this
- * child both spinning on the two CPUs of the test VM it gets about 1 % of
- * one, which stretched a pass over this process to several seconds.
+ * holds the two counters and the pattern. The pause leaves CPU time to
+ * the scanner, which otherwise shares the two CPUs of the test VM with the
+ * parent's thread and this child both spinning.
  */
 static void shared_child(const struct region *r, unsigned long hot_first,
 			 unsigned long hot_n, struct shared_ctl *ctl)

@@ -370,7 +370,7 @@ static int knob_set(int k, long val)
 /* Returns NULL, or the name of a missing required knob. */
 static const char *knobs_save(void)
 {
-	char path[256];
+	char path[256], buf[16];
 	int k;
 
 	for (k = 0; k < NR_KNOBS; k++) {
@@ -380,8 +380,12 @@ static const char *knobs_save(void)
 			return knobs[k].name;
 		knob_cur[k] = knobs[k].saved;
 	}
-	if (read_long(DEMOTION, &demotion_saved))
+	/* demotion_enabled reads "true" or "false". */
+	if (read_file(DEMOTION, buf, sizeof(buf)))
 		demotion_saved = -1;
+	else
+		demotion_saved = buf[0] == 't' || buf[0] == '1' ||
+				 buf[0] == 'y' || buf[0] == 'Y';
 	return NULL;
 }
 
