@@ -1540,17 +1540,7 @@ static bool trace_has_key(const char *line, const char *key)
 
 static int tracefs_write(const char *rel, const char *val)
 {
-	char path[PATH_MAX];
-	ssize_t ret;
-	int fd;
-
-	snprintf(path, sizeof(path), TRACE_INSTANCE "/%s", rel);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, val, strlen(val));
-	close(fd);
-	return ret < 0 ? -errno : 0;
+	return write_str_at(TRACE_INSTANCE, rel, val);
 }
 
 /*

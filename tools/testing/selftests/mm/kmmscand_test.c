@@ -598,17 +598,7 @@ TEST(tracepoint_formats)
 
 static int instance_write(const char *rel, const char *val)
 {
-	char path[PATH_MAX];
-	ssize_t ret;
-	int fd;
-
-	snprintf(path, sizeof(path), TRACE_INSTANCE "/%s", rel);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, val, strlen(val));
-	close(fd);
-	return ret < 0 ? -errno : 0;
+	return write_str_at(TRACE_INSTANCE, rel, val);
 }
 
 /* Is the value of "reason=" in @line one of @names (NULL-terminated)? */

@@ -245,6 +245,25 @@ static inline int read_long(const char *path, long *val)
 	return 0;
 }
 
+/* Write @val to @dir/@rel (truncating); 0 or -errno. */
+static inline int write_str_at(const char *dir, const char *rel,
+			       const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t ret;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, strlen(val));
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret < 0 ? ret : 0;
+}
+
 static inline int write_long(const char *path, long val)
 {
 	char buf[32];
