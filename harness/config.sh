@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 frags=("$HARNESS/config/kmmscand.config" "$@")
 # Skip the regeneration when nothing that feeds it changed.
 stamp=$( (cat "${frags[@]}"; cd "$TOP" && cat patches/series patches/*.patch 2>/dev/null;
-	  cat "$PRISTINE/Makefile"; find . -name "Kconfig*" -path "./[a-z]*" -not -path "./build/*" -exec cat {} +) | sha1sum | cut -d' ' -f1)
+	  cat "$PRISTINE/Makefile"; find . \( -path ./build -o -path ./.git -o -path ./bench-results \) -prune -o \
+	  -type f -name "Kconfig*" -path "./[a-z]*" -print | LC_ALL=C sort | xargs -r cat) | sha1sum | cut -d' ' -f1)
 if [ -f "$KOBJ/.config" ] && [ "$(cat "$KOBJ/.config.stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
 fi

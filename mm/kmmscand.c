@@ -637,8 +637,14 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 
 	pmde = pmdp_get_lockless(pmd);
 	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && pmd_trans_huge(pmde)) {
-		ptl = pmd_trans_huge_lock(pmd, vma);
-		if (ptl) {
+		/*
+		 * pmd_lock() and a recheck rather than pmd_trans_huge_lock(),
+		 * whose conditionally held lock sparse cannot follow.
+		 */
+		ptl = pmd_lock(walk->mm, pmd);
+		pmde = pmdp_get(pmd);
+		if (pmd_trans_huge(pmde) || is_swap_pmd(pmde) ||
+		    pmd_devmap(pmde)) {
 			cleared = kmmscand_scan_thp(pmd, addr, walk);
 			spin_unlock(ptl);
 			w->scanned++;
@@ -647,6 +653,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 				flush_tlb_range(vma, addr, next);
 			return 0;
 		}
+		spin_unlock(ptl);
 		/* Split or zapped under us: look at the PTEs instead. */
 	}
 
