@@ -689,8 +689,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 
 	start_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
-	pte = start_pte;
-	if (!pte) {
+	if (!start_pte) {
 		/*
 		 * Raced with a THP collapse or a page table being freed.  If
 		 * the budget clipped this table, the next visit resumes here
@@ -704,7 +703,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 		return 0;
 	}
 	w->last_queued = NULL;
-	for (; addr != end; pte++, addr += PAGE_SIZE) {
+	for (pte = start_pte; addr != end; pte++, addr += PAGE_SIZE) {
 		pte_t ptent = ptep_get(pte);
 		struct folio *folio;
 		bool young;
