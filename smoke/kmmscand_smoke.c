@@ -26,8 +26,8 @@
 
 #define MPOL_DEFAULT	0
 #define MPOL_BIND	2
-#define PR_SET_KMMSCAND	0x4b4d5301
-#define PR_GET_KMMSCAND	0x4b4d5302
+#define PR_SET_KMMSCAND	74
+#define PR_GET_KMMSCAND	75
 #define NCOUNTERS	32
 
 static long page_size;
