@@ -855,8 +855,9 @@ static void kmmscand_note_table(struct kmmscand_walk *w, unsigned long addr)
 			xa_erase(xa, idx);
 		return;
 	}
-	xa_store(xa, idx, xa_mk_value(w->ms->seq), GFP_NOWAIT | __GFP_NOWARN |
-		 __GFP_ACCOUNT);
+	/* Stamped like a history entry, for kmmscand_xa_sweep(). */
+	xa_store(xa, idx, xa_mk_value(kmmscand_hist_val(1, w->ms->seq)),
+		 GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
 }
 
 static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,

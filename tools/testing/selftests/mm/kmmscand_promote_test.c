@@ -1388,6 +1388,12 @@ TEST_F_TIMEOUT(promote, top_tier_full_defers, 150)
 
 	ret = region_on_node1(&r, 16 * MB, false, false, 0x8888);
 	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+	/*
+	 * The balloon child must not share the region copy-on-write: the
+	 * hot thread's first writes would then copy every page, onto node 0
+	 * while it still has a little room, and that is not promotion.
+	 */
+	ASSERT_EQ(0, madvise(r.map, r.map_len, MADV_DONTFORK));
 	hot_add(&h, r.base, hot_n);
 
 	ASSERT_EQ(0, pipe(rep));
