@@ -42,6 +42,8 @@
 #include <linux/pagewalk.h>
 #include <linux/page_idle.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/secretmem.h>
 #include <linux/swap.h>
 #include <linux/sysfs.h>
@@ -205,6 +207,8 @@ static struct task_struct *kmmscand_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
 static DEFINE_MUTEX(kmmscand_mutex);	/* serialises sysfs stores */
 static bool kmmscand_kick;		/* a tunable changed: rescan now */
+/* The scanner saw a slow tier in its last round (kmmscand_register_all()). */
+static bool kmmscand_tiered;
 
 /* Per-walk state.  The scanner is a single thread, so one static copy. */
 struct kmmscand_walk {
@@ -254,12 +258,27 @@ static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
 	mm_slot_free(kmmscand_slot_cache, ms);
 }
 
+/* Is there a node with memory below the top tier, i.e. anything to promote? */
+static bool kmmscand_have_slow_tier(void)
+{
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY)
+		if (!node_is_toptier(nid))
+			return true;
+	return false;
+}
+
 /**
  * __kmmscand_enter - register an mm with kmmscand
  * @mm: a new user mm (from fork or exec), or current->mm opting back in
  *
  * Takes a reference on the mm_struct (mmgrab) that is dropped when the
  * slot is freed.  Allocation failure only means the mm is not scanned.
+ * On a machine without a slow tier nothing is registered, so fork, exec
+ * and exit cost nothing more than without kmmscand; should a slow tier
+ * come online later, the scanner registers the mms that exist then
+ * (kmmscand_register_all()).
  *
  * Context: process context; may sleep (GFP_KERNEL allocation).
  */
@@ -270,7 +289,7 @@ void __kmmscand_enter(struct mm_struct *mm)
 	unsigned int period, pmin;
 	bool wakeup;
 
-	if (!READ_ONCE(kmmscand_ready) ||
+	if (!READ_ONCE(kmmscand_ready) || !kmmscand_have_slow_tier() ||
 	    test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
 		return;
 
@@ -1267,15 +1286,45 @@ static bool kmmscand_due(struct kmmscand_mm_slot *ms)
 	return ms->in_pass || time_after_eq(jiffies, ms->next_scan);
 }
 
-/* Is there a node with memory below the top tier, i.e. anything to promote? */
-static bool kmmscand_have_slow_tier(void)
+/*
+ * A slow tier came online after processes were created unregistered:
+ * register every user mm that is neither registered nor opted out, a few
+ * at a time (registration allocates, which the RCU walk of the task list
+ * cannot do).
+ */
+static void kmmscand_register_all(void)
 {
-	int nid;
+	struct mm_struct *batch[16];
+	unsigned int i, n, done;
+	struct task_struct *p;
 
-	for_each_node_state(nid, N_MEMORY)
-		if (!node_is_toptier(nid))
-			return true;
-	return false;
+	do {
+		n = 0;
+		rcu_read_lock();
+		for_each_process(p) {
+			struct mm_struct *mm;
+
+			if (p->flags & PF_KTHREAD)
+				continue;
+			task_lock(p);
+			mm = p->mm;
+			if (mm && !test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
+			    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
+			    mmget_not_zero(mm))
+				batch[n++] = mm;
+			task_unlock(p);
+			if (n == ARRAY_SIZE(batch))
+				break;
+		}
+		rcu_read_unlock();
+		for (i = 0, done = 0; i < n; i++) {
+			__kmmscand_enter(batch[i]);
+			done += test_bit(MMF_VM_KMMSCAND, &batch[i]->flags);
+			mmput_async(batch[i]);
+		}
+		cond_resched();
+		/* Stop when out of memory rather than retry the same mms. */
+	} while (n == ARRAY_SIZE(batch) && done && !kthread_should_stop());
 }
 
 /*
@@ -1301,9 +1350,15 @@ static unsigned long kmmscand_round(void)
 	 * so do not touch any page table.  Look again after the longest scan
 	 * period, in case a slow tier came online.
 	 */
-	if (!kmmscand_have_slow_tier())
+	if (!kmmscand_have_slow_tier()) {
+		kmmscand_tiered = false;
 		return max(msecs_to_jiffies(READ_ONCE(kmmscand_scan_period_max_ms)),
 			   min_sleep);
+	}
+	if (!kmmscand_tiered) {
+		kmmscand_tiered = true;
+		kmmscand_register_all();
+	}
 
 	spin_lock(&kmmscand_mm_lock);
 	if (list_empty(&kmmscand_scan.mm_head)) {
