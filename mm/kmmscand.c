@@ -1528,288 +1528,135 @@ static void kmmscand_tunables_changed(void)
 	kmmscand_migrate_wake(true);
 }
 
-static ssize_t kmmscand_store_uint(const char *buf, size_t count,
-				   unsigned int *var, unsigned int min,
-				   unsigned int max)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val < min || val > max)
-		return -EINVAL;
-	WRITE_ONCE(*var, val);
-	return count;
-}
-
-static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_enabled));
-}
-
-static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
-			     const char *buf, size_t count)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val > 1)
-		return -EINVAL;
-	mutex_lock(&kmmscand_mutex);
-	WRITE_ONCE(kmmscand_enabled, val);
-	mutex_unlock(&kmmscand_mutex);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static struct kobj_attribute enabled_attr = __ATTR_RW_MODE(enabled, 0644);
-
-static ssize_t scan_period_min_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_period_min_ms));
-}
-
-static ssize_t scan_period_min_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_min_ms,
-				  KMMSCAND_PERIOD_FLOOR_MS,
-				  kmmscand_scan_period_max_ms);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_period_min_ms_attr =
-	__ATTR_RW_MODE(scan_period_min_ms, 0644);
-
-static ssize_t scan_period_max_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_period_max_ms));
-}
-
-static ssize_t scan_period_max_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_max_ms,
-				  kmmscand_scan_period_min_ms,
-				  KMMSCAND_PERIOD_CEIL_MS);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_period_max_ms_attr =
-	__ATTR_RW_MODE(scan_period_max_ms, 0644);
-
-static ssize_t scan_size_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_size));
-}
-
-static ssize_t scan_size_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_size,
-				  KMMSCAND_SCAN_SIZE_MIN, KMMSCAND_SCAN_SIZE_MAX);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_size_attr = __ATTR_RW_MODE(scan_size, 0644);
-
-static ssize_t hot_history_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_hot_history));
-}
-
-static ssize_t hot_history_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_hot_history,
-				  max(kmmscand_hot_threshold, 1U),
-				  KMMSCAND_HISTORY_MAX);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute hot_history_attr =
-	__ATTR_RW_MODE(hot_history, 0644);
-
-static ssize_t hot_threshold_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_hot_threshold));
-}
-
-static ssize_t hot_threshold_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_hot_threshold, 1,
-				  kmmscand_hot_history);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute hot_threshold_attr =
-	__ATTR_RW_MODE(hot_threshold, 0644);
-
-static ssize_t kmmscand_store_bool(const char *buf, size_t count, bool *var)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val > 1)
-		return -EINVAL;
-	WRITE_ONCE(*var, val);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static ssize_t pmd_skip_show(struct kobject *kobj,
-			     struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_pmd_skip));
-}
-
-static ssize_t pmd_skip_store(struct kobject *kobj,
-			      struct kobj_attribute *attr,
-			      const char *buf, size_t count)
-{
-	return kmmscand_store_bool(buf, count, &kmmscand_pmd_skip);
-}
-
-static struct kobj_attribute pmd_skip_attr = __ATTR_RW_MODE(pmd_skip, 0644);
-
-static ssize_t tlb_flush_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_tlb_flush));
-}
-
-static ssize_t tlb_flush_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	return kmmscand_store_bool(buf, count, &kmmscand_tlb_flush);
-}
-
-static struct kobj_attribute tlb_flush_attr = __ATTR_RW_MODE(tlb_flush, 0644);
-
-static ssize_t migrate_batch_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_migrate_batch));
-}
-
-static ssize_t migrate_batch_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	ret = kmmscand_store_uint(buf, count, &kmmscand_migrate_batch, 1,
-				  KMMSCAND_BATCH_MAX);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute migrate_batch_attr =
-	__ATTR_RW_MODE(migrate_batch, 0644);
-
-static ssize_t promote_rate_limit_mbps_show(struct kobject *kobj,
-					    struct kobj_attribute *attr,
-					    char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_promote_rate_mbps));
-}
-
-static ssize_t promote_rate_limit_mbps_store(struct kobject *kobj,
-					     struct kobj_attribute *attr,
-					     const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	ret = kmmscand_store_uint(buf, count, &kmmscand_promote_rate_mbps, 0,
-				  KMMSCAND_RATE_MAX_MBPS);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute promote_rate_limit_mbps_attr =
-	__ATTR_RW_MODE(promote_rate_limit_mbps, 0644);
-
-static ssize_t target_node_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_target_node));
-}
-
-static ssize_t target_node_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	int nid;
-
-	if (kstrtoint(buf, 10, &nid))
-		return -EINVAL;
-	if (nid != NUMA_NO_NODE &&
-	    (nid < 0 || nid >= nr_node_ids || !node_online(nid) ||
-	     !node_state(nid, N_MEMORY) || !node_is_toptier(nid)))
-		return -EINVAL;
-	WRITE_ONCE(kmmscand_target_node, nid);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static struct kobj_attribute target_node_attr =
-	__ATTR_RW_MODE(target_node, 0644);
-
-static struct attribute *kmmscand_attrs[] = {
-	&enabled_attr.attr,
-	&scan_period_min_ms_attr.attr,
-	&scan_period_max_ms_attr.attr,
-	&scan_size_attr.attr,
-	&hot_history_attr.attr,
-	&hot_threshold_attr.attr,
-	&pmd_skip_attr.attr,
-	&tlb_flush_attr.attr,
-	&migrate_batch_attr.attr,
-	&promote_rate_limit_mbps_attr.attr,
-	&target_node_attr.attr,
-	NULL,
+/*
+ * One descriptor per tunable: where it lives, its type and its range.  A
+ * bound may be another tunable (scan_period_min_ms <= scan_period_max_ms,
+ * hot_threshold <= hot_history), read under kmmscand_mutex, which every
+ * store holds, so two stores can never leave the pair inverted.
+ */
+enum kmmscand_tunable_type {
+	KMMSCAND_T_UINT,
+	KMMSCAND_T_BOOL,
+	KMMSCAND_T_NODE,	/* -1 or a top-tier node with memory */
 };
+
+struct kmmscand_tunable {
+	struct kobj_attribute attr;
+	void *var;
+	enum kmmscand_tunable_type type;
+	unsigned int min, max;
+	const unsigned int *min_var, *max_var;
+};
+
+#define KMMSCAND_UINT(_name, _var, _min, _max, _min_var, _max_var)	\
+	{								\
+		.attr = __ATTR(_name, 0644, kmmscand_tunable_show,	\
+			       kmmscand_tunable_store),			\
+		.var = &(_var), .type = KMMSCAND_T_UINT,		\
+		.min = (_min), .max = (_max),				\
+		.min_var = (_min_var), .max_var = (_max_var),		\
+	}
+
+#define KMMSCAND_BOOL(_name, _var)					\
+	{								\
+		.attr = __ATTR(_name, 0644, kmmscand_tunable_show,	\
+			       kmmscand_tunable_store),			\
+		.var = &(_var), .type = KMMSCAND_T_BOOL, .max = 1,	\
+	}
+
+static ssize_t kmmscand_tunable_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	struct kmmscand_tunable *t =
+		container_of(attr, struct kmmscand_tunable, attr);
+
+	switch (t->type) {
+	case KMMSCAND_T_BOOL:
+		return sysfs_emit(buf, "%d\n", READ_ONCE(*(bool *)t->var));
+	case KMMSCAND_T_NODE:
+		return sysfs_emit(buf, "%d\n", READ_ONCE(*(int *)t->var));
+	default:
+		return sysfs_emit(buf, "%u\n",
+				  READ_ONCE(*(unsigned int *)t->var));
+	}
+}
+
+static bool kmmscand_valid_target(int nid)
+{
+	return nid == NUMA_NO_NODE ||
+	       (nid >= 0 && nid < nr_node_ids && node_online(nid) &&
+		node_state(nid, N_MEMORY) && node_is_toptier(nid));
+}
+
+static ssize_t kmmscand_tunable_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	struct kmmscand_tunable *t =
+		container_of(attr, struct kmmscand_tunable, attr);
+	unsigned int val = 0, lo = t->min, hi = t->max;
+	int nid = NUMA_NO_NODE;
+
+	if (t->type == KMMSCAND_T_NODE) {
+		if (kstrtoint(buf, 10, &nid) || !kmmscand_valid_target(nid))
+			return -EINVAL;
+	} else if (kstrtouint(buf, 10, &val)) {
+		return -EINVAL;
+	}
+
+	mutex_lock(&kmmscand_mutex);
+	if (t->min_var)
+		lo = max(lo, *t->min_var);
+	if (t->max_var)
+		hi = min(hi, *t->max_var);
+	if (t->type != KMMSCAND_T_NODE && (val < lo || val > hi)) {
+		mutex_unlock(&kmmscand_mutex);
+		return -EINVAL;
+	}
+	switch (t->type) {
+	case KMMSCAND_T_BOOL:
+		WRITE_ONCE(*(bool *)t->var, val);
+		break;
+	case KMMSCAND_T_NODE:
+		WRITE_ONCE(*(int *)t->var, nid);
+		break;
+	default:
+		WRITE_ONCE(*(unsigned int *)t->var, val);
+	}
+	mutex_unlock(&kmmscand_mutex);
+	kmmscand_tunables_changed();
+	return count;
+}
+
+/* See Documentation/ABI/testing/sysfs-kernel-mm-kmmscand for each file. */
+static struct kmmscand_tunable kmmscand_tunables[] = {
+	KMMSCAND_BOOL(enabled, kmmscand_enabled),
+	KMMSCAND_UINT(scan_period_min_ms, kmmscand_scan_period_min_ms,
+		      KMMSCAND_PERIOD_FLOOR_MS, KMMSCAND_PERIOD_CEIL_MS,
+		      NULL, &kmmscand_scan_period_max_ms),
+	KMMSCAND_UINT(scan_period_max_ms, kmmscand_scan_period_max_ms,
+		      KMMSCAND_PERIOD_FLOOR_MS, KMMSCAND_PERIOD_CEIL_MS,
+		      &kmmscand_scan_period_min_ms, NULL),
+	KMMSCAND_UINT(scan_size, kmmscand_scan_size, KMMSCAND_SCAN_SIZE_MIN,
+		      KMMSCAND_SCAN_SIZE_MAX, NULL, NULL),
+	KMMSCAND_UINT(hot_history, kmmscand_hot_history, 1,
+		      KMMSCAND_HISTORY_MAX, &kmmscand_hot_threshold, NULL),
+	KMMSCAND_UINT(hot_threshold, kmmscand_hot_threshold, 1,
+		      KMMSCAND_HISTORY_MAX, NULL, &kmmscand_hot_history),
+	KMMSCAND_BOOL(pmd_skip, kmmscand_pmd_skip),
+	KMMSCAND_BOOL(tlb_flush, kmmscand_tlb_flush),
+	KMMSCAND_UINT(migrate_batch, kmmscand_migrate_batch, 1,
+		      KMMSCAND_BATCH_MAX, NULL, NULL),
+	KMMSCAND_UINT(promote_rate_limit_mbps, kmmscand_promote_rate_mbps, 0,
+		      KMMSCAND_RATE_MAX_MBPS, NULL, NULL),
+	{
+		.attr = __ATTR(target_node, 0644, kmmscand_tunable_show,
+			       kmmscand_tunable_store),
+		.var = &kmmscand_target_node, .type = KMMSCAND_T_NODE,
+	},
+};
+
+static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 1];
 
 static const struct attribute_group kmmscand_attr_group = {
 	.attrs = kmmscand_attrs,
@@ -1818,6 +1665,7 @@ static const struct attribute_group kmmscand_attr_group = {
 
 static int __init kmmscand_init(void)
 {
+	unsigned int i;
 	int err;
 
 	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
@@ -1830,6 +1678,8 @@ static int __init kmmscand_init(void)
 	if (err)
 		goto err_cache;
 
+	for (i = 0; i < ARRAY_SIZE(kmmscand_tunables); i++)
+		kmmscand_attrs[i] = &kmmscand_tunables[i].attr.attr;
 	err = sysfs_create_group(mm_kobj, &kmmscand_attr_group);
 	if (err) {
 		pr_err("failed to register sysfs group: %d\n", err);

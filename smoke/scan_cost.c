@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kthread_cpu.h"
+
 #define MPOL_MF_MOVE	(1 << 1)
 #define MAX_PROC	256
 
@@ -54,38 +56,9 @@ static unsigned long long vmstat(const char *key)
 /* utime + stime in ms of the kthread named @comm, -1 if absent. */
 static long long kthread_ms(const char *comm)
 {
-	long long ret = -1, hz = sysconf(_SC_CLK_TCK);
-	DIR *d = opendir("/proc");
-	struct dirent *de;
+	long long t = kthread_ticks(comm);
 
-	while (d && (de = readdir(d))) {
-		unsigned long long ut, st;
-		char path[300], buf[512], *p;
-		FILE *f;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		p = strchr(buf, '(');
-		if (!p || strncmp(p + 1, comm, strlen(comm)) ||
-		    p[1 + strlen(comm)] != ')')
-			continue;
-		p = strrchr(buf, ')');
-		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			   &ut, &st) == 2)
-			ret = (ut + st) * 1000 / hz;
-	}
-	if (d)
-		closedir(d);
-	return ret;
+	return t < 0 ? t : t * 1000 / sysconf(_SC_CLK_TCK);
 }
 
 static void child(size_t len, size_t slow, int ready)
