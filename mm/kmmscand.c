@@ -554,24 +554,26 @@ static void kmmscand_hist_store(struct kmmscand_mm_slot *ms,
 }
 
 /*
- * A PTE table skipped because its PMD Accessed bit was clear: keep the
- * history of the pages below it as it is, only mark it as seen by this
- * pass.  A skip must not cost a page anything: on hardware that caches
- * the PMD entry, a skipped table can hold young PTEs after all (see
- * kmmscand_visit()), and aging would make such a page look colder each
- * pass.
+ * Shift an idle pass into every history entry of [start, end): a PTE table
+ * skipped because its PMD Accessed bit stayed clear.  That is only right
+ * because the bit is reliable: kmmscand_visit() flushes the TLB after
+ * clearing PMD Accessed bits, so no CPU keeps translating through a cached
+ * copy of the entry without setting the bit again.
  */
-static void kmmscand_keep_range(struct kmmscand_walk *w, unsigned long start,
-				unsigned long end)
+static void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
+			       unsigned long end)
 {
 	struct kmmscand_mm_slot *ms = w->ms;
 	unsigned long idx;
 	void *entry;
 
 	xa_for_each_range(&ms->history, idx, entry, start >> PAGE_SHIFT,
-			  (end >> PAGE_SHIFT) - 1)
+			  (end >> PAGE_SHIFT) - 1) {
+		unsigned int hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
+
 		kmmscand_hist_store(ms, idx,
-				    xa_to_value(entry) & KMMSCAND_HIST_MASK);
+				    kmmscand_history_update(hist, false, w->hist_n));
+	}
 }
 
 static int kmmscand_distance(int from, int to)
@@ -769,9 +771,9 @@ static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
 /*
  * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
  * whenever it translates through this PTE table.  If it is still clear
- * since we cleared it in the last pass, no PTE below was reached through
- * a fresh walk, so skip the table without mapping it (keeping, not aging,
- * the history below it).  Only at a table boundary (a visit resumed
+ * since a full pass cleared it (and flushed the TLB, see kmmscand_visit()),
+ * no PTE below was used since, so skip the table without mapping it and
+ * age the history below it.  Only at a table boundary (a visit resumed
  * mid-table already cleared it) and only without mmu notifiers (a
  * secondary MMU does not set it).  Returns true if the table was skipped.
  */
@@ -788,9 +790,17 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 	if (!pmd_young(pmde)) {
 		w->pmd_skipped++;
 		w->budget--;
-		kmmscand_keep_range(w, addr, next);
+		kmmscand_age_range(w, addr, next);
 		return true;
 	}
+	/*
+	 * Only full passes clear the bit (and flush once per visit, see
+	 * kmmscand_visit()); a quick pass reads it, so that it skips the
+	 * tables nobody used since the last full pass without a flush of
+	 * its own.
+	 */
+	if (w->quick)
+		return false;
 	ptl = pmd_lock(walk->mm, pmd);
 	pmde = pmdp_get(pmd);
 	if (pmd_present(pmde) && !pmd_leaf(pmde) &&
@@ -1237,7 +1247,8 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 	 * leaves the CPU free to keep using a cached copy of the entry,
 	 * and then only the PTE Accessed bits get set: a later pass would
 	 * skip a table with young PTEs.  One flush of the mm per visit that
-	 * cleared any makes the next walk through the table set it again.
+	 * cleared any (only full passes do) makes the next walk through the
+	 * table set it again.
 	 */
 	if (w->pmd_cleared)
 		flush_tlb_mm(mm);
