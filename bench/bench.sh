@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/bench.sh -- host side of `make bench`.
-#   BENCH=quick|full (default full)  -- preset, see bench/README.md
-#   BENCH_ARGS="KEY=VALUE ..."       -- passed to bench/run-in-vm.sh (DUR=, WORKLOADS=, ...)
+#   BENCH=quick|medium|full (default full) -- preset, see bench/README.md
+#   BENCH_ARGS="KEY=VALUE ..."       -- passed to bench/run-in-vm.sh (DUR=, WORKLOADS=,
+#                                       REPEAT=, ...)
 #   NODE0_MB / NODE1_MB / VM_TIMEOUT -- VM sizing (defaults per preset)
 #   BENCH_RAW=<log>                  -- skip the VM, re-run the report on an old raw log
 # Builds the workload, boots the VM once through the harness (harness/vm-run.sh)
@@ -10,10 +11,14 @@
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=${BENCH:-full}
+# REPEAT=N in BENCH_ARGS multiplies the run time: the default VM budget
+# scales with it (quick ~15 min, medium ~70 min, full ~100 min per repeat).
+rep=$(printf '%s\n' "${BENCH_ARGS:-}" | sed -n 's/.*REPEAT=\([0-9][0-9]*\).*/\1/p')
 case "$BENCH" in
-quick) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=1500}" ;;
-full)  : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=7200}" ;;
-*) echo "bench: BENCH must be quick or full" >&2; exit 2 ;;
+quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 1200 * ${rep:-1}))}" ;;
+medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((900 + 1800 * ${rep:-3}))}" ;;
+full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 9000 * ${rep:-1}))}" ;;
+*) echo "bench: BENCH must be quick, medium or full" >&2; exit 2 ;;
 esac
 export NODE0_MB NODE1_MB VM_TIMEOUT
 ts=$(date -u +%Y%m%dT%H%M%SZ)
@@ -45,7 +50,7 @@ else
 	chmod +x "$out/run-in-vm.sh"
 	# same as `make vm-run`: (re)build the kernel, then boot it
 	"$TOP/harness/build-kernel.sh" >&2
-	log "BENCH=$BENCH NODE0_MB=$NODE0_MB NODE1_MB=$NODE1_MB; guest output -> $out/raw.log"
+	log "BENCH=$BENCH NODE0_MB=$NODE0_MB NODE1_MB=$NODE1_MB VM_TIMEOUT=$VM_TIMEOUT; guest output -> $out/raw.log"
 	# BENCH_ARGS is shell-quoted: WORKLOADS='hotcold zipf' stays one word
 	eval "set -- ${BENCH_ARGS:-}"
 	set +e

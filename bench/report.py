@@ -9,10 +9,12 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
-POLICY_ORDER = ["none", "kmmscand", "numab2", "damos", "kmm-nopmd", "kmm-tlb"]
+POLICY_ORDER = ["none", "kmmscand", "numab2", "damos-tuned", "damos-naive", "kmm-nopmd",
+                "kmm-tlb"]
 DEFAULT_LAT0, DEFAULT_LAT1 = 10.0, 100.0
 
 
@@ -42,7 +44,10 @@ def parse(path):
                 env.update(kv(rest))
             elif tag.startswith("@@RUN-BEGIN "):
                 d = kv(tag[12:].split(" args=")[0])
-                cur = {"workload": d.get("workload"), "policy": d.get("policy"),
+                pol = d.get("policy")
+                cur = {"workload": d.get("workload"),
+                       "policy": "damos-naive" if pol == "damos" else pol,
+                       "rep": int(num(d.get("rep"), 1)), "rate": None, "balloon": {},
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
                        "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
                        "damos": {}, "skip": None, "info": [], "warn": [], "phase": None,
@@ -66,6 +71,8 @@ def parse(path):
             elif tag.startswith("@@DAMOS "):
                 _, k, v = tag.split()
                 cur["damos"][k] = int(v)
+            elif tag.startswith("@@RATE"):
+                cur["rate"] = num(tag[6:].strip())
             elif tag.startswith("@@INFO "):
                 cur["info"].append(tag[7:])
             elif tag.startswith("@@WARN "):
@@ -76,8 +83,13 @@ def parse(path):
                 cur["T"].append((num(p[1], 0), num(d.get("hot_on0"), 0),
                                  num(d.get("cold_on0"), 0), num(d.get("acc_on0"), 0),
                                  num(d.get("ops"), 0)))
+                if "hotA_on0" in d:
+                    cur.setdefault("TP", []).append((num(p[1], 0), num(d.get("hotA_on0"), 0),
+                                                     num(d.get("hotB_on0"), 0)))
             elif line.startswith("PHASE "):
                 cur["phase"] = num(kv(line).get("t"))
+            elif line.startswith("BALLOON "):
+                cur["balloon"] = kv(line)
             elif line.startswith("SETUP "):
                 cur["setup"] = kv(line)
             elif line.startswith("W "):
@@ -89,7 +101,7 @@ def parse(path):
 
 def metrics(run, lat0, lat1):
     r = run["result"]
-    m = {"workload": run["workload"], "policy": run["policy"],
+    m = {"workload": run["workload"], "policy": run["policy"], "rep": run.get("rep", 1),
          "status": "skipped" if run["skip"] else ("ok" if r and run.get("rc") == 0 else "failed"),
          "note": run["skip"] or ("; ".join(run["warn"][:3]) if run["warn"] else "")}
     if not r:
@@ -124,6 +136,27 @@ def metrics(run, lat0, lat1):
     m["ops"] = num(r.get("ops"), 0)
     m["setup_s"] = num(r.get("setup_s"), 0)
     m["wall_s"] = run.get("wall", 0)
+    # pages promoted: every migration that was not a demotion (DAMOS promotions
+    # are not counted in pgpromote_success, MR_DAMON)
+    m["promoted_pages"] = max(0, m["pgmigrate_success"] - m["pgdemote"])
+    m["rate_mbps"] = run.get("rate")
+    m["hot_mb"] = num(r.get("hot_pages"), 0) * 4096 / 2 ** 20
+    if run.get("balloon"):
+        m["balloon_mb"] = num(run["balloon"].get("mb"))
+        m["free0_mb"] = num(run["balloon"].get("node0_free_mb_after"))
+        # copy-and-demote bound for t90: 90% of the hot set copied at the
+        # promotion rate limit, plus demoting as much at the same rate
+        if m["rate_mbps"]:
+            m["bound_t90_s"] = 2 * 0.9 * m["hot_mb"] / m["rate_mbps"]
+    tp = run.get("TP")
+    ph = run.get("phase")
+    if tp and ph is not None:
+        before = [x for x in tp if x[0] < ph]
+        if before:
+            m["phase_hotA_at_move_pct"] = 100 * before[-1][1]
+            m["phase_t90_before_s"] = next((x[0] for x in before if x[1] >= 0.9), None)
+        m["phase_hotA_final_pct"] = 100 * tp[-1][1]
+        m["phase_hotB_final_pct"] = 100 * tp[-1][2]
     return m
 
 
@@ -135,6 +168,93 @@ def fmt(x, nd=1, none="never"):
     if abs(x) >= 1e6:
         return "%.3g" % x
     return ("%." + str(nd) + "f") % x
+
+
+# metrics where None means "never" (counts as +infinity for medians)
+NEVER_KEYS = {"t50_s", "t90_s", "phase_t90_before_s"}
+INF = float("inf")
+
+
+def relative(rows):
+    """Columns relative to the 'none' run of the same workload and repeat
+    (or, when that one is missing, the first 'none' run of the workload)."""
+    nones = {}
+    for m in rows:
+        if m["policy"] == "none" and m["status"] == "ok":
+            nones.setdefault((m["workload"], m["rep"]), m)
+            nones.setdefault((m["workload"], None), m)
+    for m in rows:
+        base = nones.get((m["workload"], m["rep"])) or nones.get((m["workload"], None))
+        if not base or m.get("ops") is None or base.get("ops") is None:
+            continue
+        for k in ("p99_us", "max_us"):
+            if m.get(k) and base.get(k):
+                m[k.replace("_us", "_vs_none")] = m[k] / base[k]
+        if base.get("ops"):
+            m["ops_vs_none"] = m["ops"] / base["ops"]
+        if m.get("kthread_cpu_s") is not None and base.get("task_sys_s") is not None:
+            m["promoter_cpu_s"] = m["kthread_cpu_s"] + max(0.0, m["task_sys_s"] - base["task_sys_s"])
+        if m.get("model_ns_per_access") and base.get("model_ns_per_access"):
+            m["model_speedup"] = base["model_ns_per_access"] / m["model_ns_per_access"]
+
+
+def aggregate(rows):
+    """(workload, policy) -> median row over the repeats, and the ranges.
+    Returns (by, rng, nrep): by[k][key] = median, rng[k][key] = (min, max);
+    for NEVER_KEYS None stands for never (+inf)."""
+    groups = {}
+    for m in rows:
+        groups.setdefault((m["workload"], m["policy"]), []).append(m)
+    by, rng, nrep = {}, {}, 1
+    for k, ms in groups.items():
+        ok = [m for m in ms if m["status"] == "ok"]
+        if not ok:
+            by[k] = dict(ms[0])
+            continue
+        nrep = max(nrep, len(ok))
+        agg = {"workload": k[0], "policy": k[1], "status": "ok", "runs": len(ok),
+               "note": "; ".join(sorted({m["note"] for m in ok if m["note"]})),
+               "failed_runs": len(ms) - len(ok)}
+        r = {}
+        keys = []
+        for m in ok:
+            keys += [x for x in m if x not in keys]
+        for key in keys:
+            if key == "rep":
+                continue
+            vals = []
+            for m in ok:
+                if key not in m:
+                    continue
+                v = m[key]
+                if key in NEVER_KEYS and v is None:
+                    v = INF
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    continue
+                vals.append(v)
+            if not vals:
+                if key in NEVER_KEYS and any(key in m for m in ok):
+                    agg[key] = None
+                continue
+            med = statistics.median(vals)
+            if key in NEVER_KEYS and med == INF:
+                med = None
+            agg[key] = med
+            r[key] = (min(vals), max(vals))
+        by[k] = agg
+        rng[k] = r
+    return by, rng, nrep
+
+
+def fmt_range(by, rng, k, key, nd=1, none="never", show_range=True):
+    m = by.get(k, {})
+    v = m.get(key)
+    cell = fmt(v, nd, none)
+    r = rng.get(k, {}).get(key)
+    if show_range and r and r[0] != r[1]:
+        lo, hi = [None if (x == INF) else x for x in r]
+        cell += " (%s–%s)" % (fmt(lo, nd, none), fmt(hi, nd, none))
+    return cell
 
 
 def main():
@@ -149,7 +269,9 @@ def main():
     lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
         "assumed (HMAT sysfs absent)"
     rows = [metrics(r, lat0, lat1) for r in runs]
-    by = {(m["workload"], m["policy"]): m for m in rows}
+    relative(rows)
+    by, rng, nrep = aggregate(rows)
+    multi = nrep > 1
     workloads = []
     for m in rows:
         if m["workload"] not in workloads:
@@ -157,32 +279,24 @@ def main():
     pols = [p for p in POLICY_ORDER if any(m["policy"] == p for m in rows)]
     pols += sorted({m["policy"] for m in rows} - set(pols))
 
-    # relative columns (vs "none" of the same workload)
-    for m in rows:
-        base = by.get((m["workload"], "none"))
-        if not base or m.get("ops") is None or base.get("ops") is None:
-            continue
-        for k in ("p99_us", "max_us"):
-            if m.get(k) and base.get(k):
-                m[k.replace("_us", "_vs_none")] = m[k] / base[k]
-        if base.get("ops"):
-            m["ops_vs_none"] = m["ops"] / base["ops"]
-        if m.get("kthread_cpu_s") is not None and base.get("task_sys_s") is not None:
-            m["promoter_cpu_s"] = m["kthread_cpu_s"] + max(0.0, m["task_sys_s"] - base["task_sys_s"])
-        if m.get("model_ns_per_access") and base.get("model_ns_per_access"):
-            m["model_speedup"] = base["model_ns_per_access"] / m["model_ns_per_access"]
-
     os.makedirs(out, exist_ok=True)
-    keys = []
-    for m in rows:
-        for k in m:
-            if k not in keys:
-                keys.append(k)
-    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        for m in rows:
-            w.writerow({k: ("" if m.get(k) is None else m.get(k)) for k in keys})
+    # results.csv: one row per run; results-median.csv: one per workload x policy
+    for fn, data in (("results.csv", rows),
+                     ("results-median.csv", [by[(wl, p)] for wl in workloads for p in pols
+                                             if (wl, p) in by])):
+        keys = []
+        for m in data:
+            for k in m:
+                if k not in keys:
+                    keys.append(k)
+        with open(os.path.join(out, fn), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            for m in data:
+                w.writerow({k: ("" if m.get(k) is None else m.get(k)) for k in keys})
+
+    def cell(wl, p, key, nd=1, none="never"):
+        return fmt_range(by, rng, (wl, p), key, nd, none, multi)
 
     kmm_present = env.get("kmmscand_present") == "1"
     md = []
@@ -194,12 +308,19 @@ def main():
                                           env.get("kernel"), "kmmscand present" if kmm_present
                                           else "**kmmscand not present** in this kernel",
                                           lat0, lat1, lat_src))
+    if multi:
+        md.append("Every workload x policy ran %d times in this boot (rounds of all policies "
+                  "per workload); cells are the **median**, with (min–max) where the runs "
+                  "differ; 'never' counts as the slowest.  results.csv has every run, "
+                  "results-median.csv the medians.\n" % nrep)
     hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
            "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
            "max vs none", "TCG ops vs none", "modelled speedup"]
     md.append("| " + " | ".join(hdr) + " |")
     md.append("|" + "---|" * len(hdr))
     for wl in workloads:
+        if wl == "scancost":
+            continue
         for p in pols:
             m = by.get((wl, p))
             if not m:
@@ -209,12 +330,12 @@ def main():
                           " |" * (len(hdr) - 3))
                 continue
             md.append("| " + " | ".join([
-                wl, p, fmt(m.get("t50_s")), fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
-                fmt(m.get("cold_promoted_pct")), "%d" % m.get("pgmigrate_success", 0),
-                fmt(m.get("promoter_cpu_s"), 2, "-"),
+                wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
+                cell(wl, p, "promoter_cpu_s", 2, "-"),
                 fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
                 fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
-                fmt(m.get("ops_vs_none"), 2, "-"), fmt(m.get("model_speedup"), 2, "-")]) + " |")
+                fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
     md.append("")
     md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
               "from the phase change, for the new hot set; 'never' = not within the run).  "
@@ -228,6 +349,59 @@ def main():
               "interference).  modelled speedup: (access-weighted node-0 share f) -> "
               "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
               "model, not a measurement.\n" % "4096")
+
+    # ---------------------------------------------------------- phase change
+    phw = [wl for wl in workloads if any(by.get((wl, p), {}).get("phase_hotB_final_pct")
+                                         is not None for p in pols)]
+    for wl in phw:
+        md.append("## Phase change (%s): convergence on the new hot set\n" % wl)
+        md.append("The hot set moves to a disjoint set at half time.  Before the move: "
+                  "t90 of the first hot set (from the start) and its share on node 0 at "
+                  "the move.  After the move: t50/t90 of the new hot set measured from "
+                  "the move, the new set's share on node 0 at the end, and what is left "
+                  "of the old set on node 0 (nothing demotes it here).\n")
+        md.append("| policy | t90 old set s | old set at move % | t50 new s | t90 new s | "
+                  "new set final % | old set final % | cold promoted % |")
+        md.append("|---|---|---|---|---|---|---|---|")
+        for p in pols:
+            m = by.get((wl, p))
+            if not m or m["status"] != "ok":
+                continue
+            md.append("| %s | " % p + " | ".join([
+                cell(wl, p, "phase_t90_before_s"), cell(wl, p, "phase_hotA_at_move_pct", 1, "-"),
+                cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
+                cell(wl, p, "phase_hotB_final_pct", 1, "-"),
+                cell(wl, p, "phase_hotA_final_pct", 1, "-"),
+                cell(wl, p, "cold_promoted_pct")]) + " |")
+        md.append("")
+
+    # ---------------------------------------------------------- top-tier pressure
+    tfw = [wl for wl in workloads if any(by.get((wl, p), {}).get("free0_mb") is not None
+                                         for p in pols)]
+    if tfw:
+        md.append("## Top-tier pressure (balloon on node 0, demotion enabled)\n")
+        md.append("free node0: MB left free by the balloon before the run.  bound: the "
+                  "copy-and-demote bound for t90, 2 x 0.9 x hot MB / rate limit (90% of the "
+                  "hot set copied at the policy's promotion rate limit, plus demoting as "
+                  "much at the same rate); rate limit: kmmscand promote_rate_limit_mbps, "
+                  "numab2 numa_balancing_promote_rate_limit_MBps, DAMOS quota bytes per "
+                  "reset interval.  promoted: pgmigrate_success - pgdemote (base pages); "
+                  "demoted: pgdemote_kswapd+direct+khugepaged.\n")
+        md.append("| workload | policy | hot MB | free node0 MB | rate MB/s | bound s | t90 s | "
+                  "hot on node0 % | cold promoted % | pages promoted | pages demoted |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for wl in tfw:
+            for p in pols:
+                m = by.get((wl, p))
+                if not m or m["status"] != "ok":
+                    continue
+                md.append("| %s | %s | " % (wl, p) + " | ".join([
+                    fmt(m.get("hot_mb"), 0, "-"), fmt(m.get("free0_mb"), 0, "-"),
+                    fmt(m.get("rate_mbps"), 0, "-"), fmt(m.get("bound_t90_s"), 2, "-"),
+                    cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                    cell(wl, p, "cold_promoted_pct"), cell(wl, p, "promoted_pages", 0, "-"),
+                    cell(wl, p, "pgdemote", 0, "-")]) + " |")
+        md.append("")
 
     sc = [m for m in rows if m["workload"] == "scancost"]
     if sc:
@@ -245,8 +419,9 @@ def main():
 
     # ---------------------------------------------------------- summary
     summ = []
-    summ.append("kmmscand bench summary (mode %s, %s s per run; speed is modelled, "
-                "not measured)" % (env.get("mode"), env.get("dur")))
+    summ.append("kmmscand bench summary (mode %s, %s s per run%s; speed is modelled, "
+                "not measured)" % (env.get("mode"), env.get("dur"),
+                                   ", medians of %d repeats" % nrep if multi else ""))
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
     cmp_pols = [p for p in pols if p != "none"]
@@ -277,12 +452,12 @@ def main():
                 continue
             vals = [(m.get(key), m["policy"]) for m in pool]
             if never_is_worst:
-                vals = [(v if v is not None else float("inf"), p) for v, p in vals]
+                vals = [(v if v is not None else INF, p) for v, p in vals]
             vals = [(v, p) for v, p in vals if v is not None]
             if not vals:
                 continue
             best = fn(v for v, _ in vals)
-            if best == float("inf"):
+            if best == INF:
                 parts.append("%s: none" % key)
                 continue
             tied = [p for v, p in vals if abs(v - best) <= 1e-9 + 1e-6 * abs(best)]
@@ -290,22 +465,23 @@ def main():
                 wins[p] += 1
             parts.append("%s: %s (%s)" % (key, "/".join(tied), fmt(best, 2)))
         summ.append("%s: %s" % (wl, "; ".join(parts)))
-    # geometric mean of modelled speedup per policy
     summ.append("(cost metrics - cold promoted, promoter CPU, p99 - only among policies that "
                 "reached >= 50% hot coverage)")
     summ.append("")
+    # geometric mean of modelled speedup per policy (of the medians)
     for p in cmp_pols:
         if not any(m["policy"] == p and m["workload"] != "scancost" for m in rows):
             continue
         sp = [by[(wl, p)].get("model_speedup") for wl in workloads
-              if (wl, p) in by and by[(wl, p)].get("model_speedup")]
+              if wl != "scancost" and (wl, p) in by and by[(wl, p)].get("model_speedup")]
         if sp:
             g = math.exp(sum(math.log(x) for x in sp) / len(sp))
-            cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads if (wl, p) in by)
-            summ.append("%-10s geomean modelled speedup %.2fx over %d workloads, "
+            cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads
+                      if wl != "scancost" and (wl, p) in by)
+            summ.append("%-12s geomean modelled speedup %.2fx over %d workloads, "
                         "promoter CPU total %.1f s, metric wins %d" % (p, g, len(sp), cpu, wins[p]))
         else:
-            summ.append("%-10s no results" % p)
+            summ.append("%-12s no results" % p)
     if sc:
         on = {m["policy"]: m for m in sc if m["status"] == "ok"}
         if "kmmscand" in on and "kmm-nopmd" in on:
@@ -324,11 +500,12 @@ def main():
         f.write("\n".join(summ) + "\n")
     md.append("## Summary\n")
     md.append("```\n" + "\n".join(summ) + "\n```\n")
-    md.append("![hot-set coverage over time](coverage.png)\n")
+    md.append("![hot-set coverage over time](coverage.png)%s\n" % (
+        " (first repeat of every run)" if multi else ""))
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md))
 
-    plot(out, runs, workloads, pols)
+    plot(out, [r for r in runs if r.get("rep", 1) == 1], workloads, pols)
     print("\n".join(md))
 
 

@@ -10,16 +10,22 @@
 #     <workload output: CFG/SETUP/T/PHASE/W/RESULT lines>
 #     @@VMSTAT <counter> <delta>          /proc/vmstat deltas (nonzero, selected)
 #     @@CPU <thread> <seconds>            promoter kthread utime+stime deltas
-#     @@DAMOS <stat> <value>              DAMOS scheme stats (damos policy)
+#     @@DAMOS <stat> <value>              DAMOS scheme stats (damos-* policies)
+#     @@RATE <MB/s>                       the policy's promotion rate limit
 #     @@SKIP <reason>                     policy not available on this kernel
-#   @@RUN-END workload=W policy=P rc=N wall=S
+#   @@RUN-END workload=W policy=P rep=R rc=N wall=S
 #
 # Arguments are key=value words:
-#   MODE=quick|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
+#   MODE=quick|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
-#   SCANCOST=0|1  SEED=<n>
-# Workloads: hotcold zipf phase flat multi thp thp-scatter scatter topfull sparse
-# Policies:  none kmmscand numab2 damos kmm-nopmd kmm-tlb
+#   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
+#   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
+# Workloads: hotcold zipf phase flat multi thp thp-scatter scatter topfull
+#            topfull-hard sparse
+# Policies:  none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb
+#            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
+#            min age AGE, for threshold sweeps); "damos" = damos-naive
+# REPEAT=N: for each workload, N rounds of all policies (rep=1..N).
 # Scan-cost microbench (SCANCOST=1): workload "scancost" (sparse, SCAN_MB map,
 # 64 MB hot set) under kmmscand (pmd_skip=1) and kmm-nopmd (pmd_skip=0).
 
@@ -29,16 +35,28 @@ for a in "$@"; do
 	MODE=*) MODE=${a#MODE=} ;;
 	esac
 done
-if [ "$MODE" = full ]; then
+REPEAT=1
+case "$MODE" in
+full)
 	DUR=60; SIZE_MB=512; SPARSE_MB=4096; SCAN_MB=8192; SCANCOST=1
-	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter scatter topfull sparse"
-	POLICIES="none kmmscand numab2 damos kmm-nopmd kmm-tlb"
-else
+	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter scatter topfull topfull-hard sparse"
+	POLICIES="none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb" ;;
+medium)
+	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
+	WORKLOADS="hotcold zipf phase multi thp topfull"
+	POLICIES="none kmmscand numab2 damos-tuned damos-naive" ;;
+*)
 	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=1
-	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull"
-	POLICIES="none kmmscand kmm-tlb numab2 damos"
-fi
+	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull topfull-hard"
+	POLICIES="none kmmscand kmm-tlb numab2 damos-naive damos-tuned" ;;
+esac
 SEED=42
+# topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
+HARD_HOT_MB=112
+# damos-tuned access thresholds (of 20 samples per 100 ms aggregation; age in
+# aggregation intervals), chosen by the sweep recorded in bench/README.md
+DAMOS_MIN_NR=1
+DAMOS_MIN_AGE=0
 for a in "$@"; do
 	case "$a" in
 	*=*) eval "${a%%=*}=\"\${a#*=}\"" ;;
@@ -94,7 +112,8 @@ lat() {	# lat NID -> read latency (ns) from HMAT-backed sysfs, or empty
 
 echo "@@BENCH-BEGIN"
 echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED"
-echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST"
+echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
+echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
 echo "@@ENV kernel=$(uname -r) ncpu=$(grep -c ^processor /proc/cpuinfo)"
 echo "@@ENV kmmscand_present=$have_kmm numa_balancing_present=$have_nb damon_sysfs_present=$have_damon"
 echo "@@ENV node1_paddr=${N1_START:-?}-${N1_END:-?}"
@@ -145,12 +164,10 @@ damon_off() {
 	wr 0 "$DAMON/nr_kdamonds" >/dev/null
 }
 
-# DAMOS migrate_hot, node 1 -> node 0, physical address space of node 1.
-#   sampling 5 ms, aggregation 100 ms, regions update 1 s, 10..1000 regions,
-#   access pattern: any size, nr_accesses >= 1 of 20 samples per aggregation,
-#   any age; quota 256 MB per 1000 ms (same as kmmscand's default promotion
-#   rate limit), no time quota, no watermarks.
-damon_on() {
+# DAMON on node 1's physical address range (paddr), one DAMOS migrate_hot
+# scheme to node 0.  damon_ctx_setup UPDATE_US: the context (sampling 5 ms,
+# aggregation 100 ms, 10..1000 regions) up to the scheme directory.
+damon_ctx_setup() {
 	[ -n "$N1_START" ] || { echo "@@WARN node 1 physical range unknown"; return 1; }
 	wr 1 "$DAMON/nr_kdamonds" || return 1
 	c=$DAMON/0/contexts
@@ -159,7 +176,7 @@ damon_on() {
 	wr paddr $c/operations || return 1
 	wr 5000 $c/monitoring_attrs/intervals/sample_us
 	wr 100000 $c/monitoring_attrs/intervals/aggr_us
-	wr 1000000 $c/monitoring_attrs/intervals/update_us
+	wr "$1" $c/monitoring_attrs/intervals/update_us
 	wr 1000 $c/monitoring_attrs/nr_regions/max
 	wr 10 $c/monitoring_attrs/nr_regions/min
 	wr 1 $c/targets/nr_targets
@@ -173,17 +190,61 @@ damon_on() {
 	# the sysfs defaults of every min AND max are 0: set both
 	wr 4096 $s/access_pattern/sz/min
 	wr $((N1_END - N1_START)) $s/access_pattern/sz/max
-	wr 1 $s/access_pattern/nr_accesses/min
 	wr 1000 $s/access_pattern/nr_accesses/max
-	wr 0 $s/access_pattern/age/min
 	wr 4294967295 $s/access_pattern/age/max
 	wr 0 $s/quotas/ms
-	wr 268435456 $s/quotas/bytes
-	wr 1000 $s/quotas/reset_interval_ms
 	wr none $s/watermarks/metric
+	return 0
+}
+
+damon_start() {
 	wr on $DAMON/0/state || return 1
 	echo "@@INFO damon state=$(cat $DAMON/0/state) pid=$(cat $DAMON/0/pid) range=$N1_START-$N1_END"
 	return 0
+}
+
+# damos-naive: update 1 s; access pattern any size, nr_accesses >= 1 (of 20
+# samples per aggregation), any age; applied every aggregation (100 ms);
+# quota 256 MiB per 1000 ms (= kmmscand's default rate limit), all quota
+# weights 0, no filter, no time quota, no watermarks.
+damon_naive_on() {
+	damon_ctx_setup 1000000 || return 1
+	wr 1 $s/access_pattern/nr_accesses/min
+	wr 0 $s/access_pattern/age/min
+	wr 268435456 $s/quotas/bytes
+	wr 1000 $s/quotas/reset_interval_ms
+	damon_start
+}
+
+# damos-tuned MIN_NR MIN_AGE: as close to samples/damon/mtier.c's promotion
+# context (v6.16+) as the 6.12 sysfs allows: paddr on node 1, sampling 5 ms,
+# aggregation 100 ms, ops update 60 s, 10..1000 regions; migrate_hot to node
+# 0 applied every 1 s; quota 200 MiB per 1000 ms prioritised by weights
+# sz 0 / nr_accesses 100 / age 100 (permil), no watermarks; a "young" page
+# filter with matching=N, i.e. pages whose Accessed bit is clear are filtered
+# out (6.12 filters only exclude; mtier's allow-young filter needs 6.14+).
+# Not expressible in 6.12: mtier's quota goal node_mem_used_bp(node 0) =
+# 99.7% (only user_input/some_mem_psi_us exist) - with node 0 not full the
+# goal keeps the quota at its 200 MiB/s cap, which is what this sets - and
+# the monitoring intervals auto-tuning (access_bp 400).  mtier's second
+# context (migrate_cold from node 0) is not a promotion policy and is left
+# out: demotion here is the kernel's reclaim-based demotion (topfull*).
+# Access thresholds: mtier uses nr_accesses >= 1 and any age; here they are
+# DAMOS_MIN_NR / DAMOS_MIN_AGE (sweep in bench/README.md).
+damon_tuned_on() {
+	damon_ctx_setup 60000000 || return 1
+	wr "$1" $s/access_pattern/nr_accesses/min
+	wr "$2" $s/access_pattern/age/min
+	wr 1000000 $s/apply_interval_us
+	wr 209715200 $s/quotas/bytes
+	wr 1000 $s/quotas/reset_interval_ms
+	wr 0 $s/quotas/weights/sz_permil
+	wr 100 $s/quotas/weights/nr_accesses_permil
+	wr 100 $s/quotas/weights/age_permil
+	wr 1 $s/filters/nr_filters || return 1
+	wr young $s/filters/0/type || return 1
+	wr N $s/filters/0/matching || return 1
+	damon_start
 }
 
 damos_stats() {
@@ -208,11 +269,36 @@ policy_available() {	# -> prints a reason when not
 	none) ;;
 	kmmscand|kmm-nopmd|kmm-tlb) [ $have_kmm = 1 ] || echo "kmmscand not present" ;;
 	numab2) [ $have_nb = 1 ] || echo "NUMA balancing not present" ;;
-	damos)
+	damos-naive|damos-tuned|damos-tuned-n*a*)
 		if [ $have_damon = 0 ]; then echo "DAMON sysfs not present"
 		elif [ -z "$N1_START" ]; then echo "node 1 physical range unknown"
+		elif [ -z "$(damos_tuned_args $1)" ]; then echo "bad policy name $1"
 		fi ;;
 	*) echo "unknown policy $1" ;;
+	esac
+}
+
+damos_tuned_args() {	# damos_tuned_args POLICY -> "MIN_NR MIN_AGE"
+	case "$1" in
+	damos-tuned) echo "$DAMOS_MIN_NR $DAMOS_MIN_AGE" ;;
+	damos-tuned-n*a*)
+		v=${1#damos-tuned-n}
+		n=${v%%a*}; a=${v#*a}
+		case "$n$a" in ''|*[!0-9]*) return ;; esac
+		echo "$n $a" ;;
+	*) echo "-" ;;
+	esac
+}
+
+policy_rate() {	# policy_rate POLICY -> promotion rate limit in MB/s (2^20 B)
+	case "$1" in
+	kmmscand|kmm-*) cat $KMM/promote_rate_limit_mbps 2>/dev/null ;;
+	numab2) cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 2>/dev/null ;;
+	damos*)
+		q=$DAMON/0/contexts/0/schemes/0/quotas
+		b=$(cat $q/bytes 2>/dev/null); i=$(cat $q/reset_interval_ms 2>/dev/null)
+		[ -n "$b" ] && [ -n "$i" ] && [ "$i" -gt 0 ] && [ "$b" -gt 0 ] &&
+			echo $((b / 1048576 * 1000 / i)) ;;
 	esac
 }
 
@@ -223,7 +309,10 @@ policy_on() {
 	kmm-nopmd) kmm_set pmd_skip=0 enabled=1 ;;
 	kmm-tlb) kmm_set tlb_flush=1 enabled=1 ;;
 	numab2) wr 2 $NB ;;
-	damos) damon_on || echo "@@WARN damon_on failed" ;;
+	damos-naive) damon_naive_on || echo "@@WARN damon_naive_on failed" ;;
+	damos-tuned*)
+		# shellcheck disable=SC2046
+		damon_tuned_on $(damos_tuned_args $1) || echo "@@WARN damon_tuned_on failed" ;;
 	esac
 }
 
@@ -279,30 +368,33 @@ workload_args() {	# workload_args NAME -> args for the workload binary
 	case "$1" in
 	hotcold|zipf|phase|flat|multi|thp|thp-scatter|scatter|topfull)
 		echo "--mode $1 --size-mb $SIZE_MB $common" ;;
+	topfull-hard) echo "--mode $1 --size-mb $SIZE_MB --hot-mb $HARD_HOT_MB $common" ;;
 	sparse) echo "--mode sparse --size-mb $SPARSE_MB $common" ;;
 	scancost) echo "--mode sparse --size-mb $SCAN_MB --sparse-hot-mb 64 $common" ;;
 	*) echo "" ;;
 	esac
 }
 
-run_one() {	# run_one WORKLOAD POLICY
-	w=$1; p=$2
+run_one() {	# run_one WORKLOAD POLICY REP
+	w=$1; p=$2; r=${3:-1}
 	args=$(workload_args $w)
-	echo "@@RUN-BEGIN workload=$w policy=$p args=$args"
+	echo "@@RUN-BEGIN workload=$w policy=$p rep=$r args=$args"
 	if [ -z "$args" ]; then
 		echo "@@SKIP unknown workload $w"
-		echo "@@RUN-END workload=$w policy=$p rc=-1 wall=0"
+		echo "@@RUN-END workload=$w policy=$p rep=$r rc=-1 wall=0"
 		return
 	fi
 	why=$(policy_available $p)
 	if [ -n "$why" ]; then
 		echo "@@SKIP $why"
-		echo "@@RUN-END workload=$w policy=$p rc=-1 wall=0"
+		echo "@@RUN-END workload=$w policy=$p rep=$r rc=-1 wall=0"
 		return
 	fi
 	all_off
 	settle
-	[ $w = topfull ] && [ -f "$DEMOTE" ] && wr 1 "$DEMOTE" && echo "@@INFO demotion_enabled=1"
+	case $w in
+	topfull*) [ -f "$DEMOTE" ] && wr 1 "$DEMOTE" && echo "@@INFO demotion_enabled=1" ;;
+	esac
 	echo "@@INFO before $(node_free)"
 	# The workload places and faults in its memory first (policy off), then
 	# waits; the policy goes on and the counters start right before the run.
@@ -321,26 +413,34 @@ run_one() {	# run_one WORKLOAD POLICY
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
 	policy_on $p
+	echo "@@RATE $(policy_rate $p)"
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
 	touch $TMP/go
 	wait $wpid
 	rc=$?
 	t1=$(date +%s)
 	cpu_snapshot $TMP/cpu1	# before DAMON stops: kdamond exits with it
-	[ $p = damos ] && damos_stats
+	case $p in damos*) damos_stats ;; esac
 	cat /proc/vmstat > $TMP/vm1
 	all_off
 	vmstat_delta $TMP/vm0 $TMP/vm1
 	cpu_delta $TMP/cpu0 $TMP/cpu1
 	echo "@@INFO after $(node_free)"
-	echo "@@RUN-END workload=$w policy=$p rc=$rc wall=$((t1 - t0))"
+	echo "@@RUN-END workload=$w policy=$p rep=$r rc=$rc wall=$((t1 - t0))"
 }
 
 T_START=$(date +%s)
 all_off
+# "damos" is the old name of damos-naive
+POLICIES=$(for p in $POLICIES; do [ "$p" = damos ] && p=damos-naive; echo $p; done)
+POLICIES=$(echo $POLICIES)
 for w in $WORKLOADS; do
-	for p in $POLICIES; do
-		run_one $w $p
+	rr=1
+	while [ $rr -le "$REPEAT" ]; do
+		for p in $POLICIES; do
+			run_one $w $p $rr
+		done
+		rr=$((rr + 1))
 	done
 done
 if [ "$SCANCOST" = 1 ]; then

@@ -3,7 +3,8 @@
 
 usage: spread.py bench-results/<ts1> bench-results/<ts2> ...
 Prints, per workload x policy, min / median / max of t90, final hot coverage,
-kthread CPU and modelled speedup over the given result directories.
+kthread CPU and modelled speedup over every run of the given result
+directories (one directory is enough when it was run with REPEAT > 1).
 """
 import csv
 import os
@@ -22,7 +23,7 @@ def load(d):
 
 def main():
     dirs = sys.argv[1:]
-    if len(dirs) < 2:
+    if not dirs:
         sys.exit(__doc__)
     vals, order = {}, []
     for d in dirs:
@@ -35,7 +36,8 @@ def main():
                 if r.get("status") == "ok":
                     vals.setdefault((k, key), []).append(
                         float(v) if v not in ("", None) else float("nan"))
-    print("spread over %d runs: min / median / max (nan = never or n/a)\n" % len(dirs))
+    print("spread over %d result directories: min / median / max (nan = never or n/a)\n"
+          % len(dirs))
     print("| workload | policy | " + " | ".join(h for _, h in KEYS) + " |")
     print("|---|---|" + "---|" * len(KEYS))
     for k in order:

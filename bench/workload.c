@@ -54,6 +54,7 @@ static struct {
 	const char *mode;
 	unsigned long size_mb;	/* touched region (all workers), or map size for sparse */
 	double hot_pct;
+	unsigned long hot_mb;	/* >0: hot set size in MB (overrides hot_pct) */
 	unsigned long hot_chunk_kb;
 	unsigned int hot_per_2m;	/* >0: scattered hot set, N hot pages per 2 MB */
 	int thp;
@@ -575,9 +576,11 @@ static void usage(void)
 {
 	fprintf(stderr,
 "usage: workload [--mode M] [options]\n"
-" modes (presets): hotcold zipf phase flat multi thp thp-scatter scatter topfull sparse\n"
+" modes (presets): hotcold zipf phase flat multi thp thp-scatter scatter topfull\n"
+"                  topfull-hard sparse\n"
 " --size-mb N       touched region (all workers together); map size for sparse [256]\n"
 " --hot-pct P       hot fraction in %% [10]\n"
+" --hot-mb M        hot set size in MB (instead of --hot-pct)\n"
 " --hot-chunk-kb K  hot set built from random K KB chunks [256]\n"
 " --hot-per-2m N    scattered hot set: N hot 4K pages per 2 MB region\n"
 " --thp             MADV_HUGEPAGE the region\n"
@@ -615,6 +618,9 @@ static void apply_mode(const char *m)
 		o.hot_per_2m = 8;
 	} else if (!strcmp(m, "topfull")) {
 		o.balloon_leave_mb = 32;
+	} else if (!strcmp(m, "topfull-hard")) {
+		/* hot set several times the free node-0 memory: set --hot-mb */
+		o.balloon_leave_mb = 32; o.hot_mb = 112;
 	} else if (!strcmp(m, "sparse")) {
 		o.sparse = 1; o.size_mb = 4096;
 	} else {
@@ -634,7 +640,7 @@ int main(int argc, char **argv)
 		{ "secs", 1, 0, 't' }, { "seed", 1, 0, 'r' }, { "batch", 1, 0, 'B' },
 		{ "slow-node", 1, 0, '1' }, { "fast-node", 1, 0, '0' },
 		{ "sample-ms", 1, 0, 'i' }, { "verbose", 0, 0, 'v' }, { "help", 0, 0, '?' },
-		{ "go-file", 1, 0, 'g' },
+		{ "go-file", 1, 0, 'g' }, { "hot-mb", 1, 0, 'M' },
 		{ 0 }
 	};
 	int c, go[2], rd[2], rel[2];
@@ -672,11 +678,14 @@ int main(int argc, char **argv)
 		case 'i': o.sample_ms = strtoul(optarg, NULL, 0); break;
 		case 'v': o.verbose = 1; break;
 		case 'g': o.go_file = optarg; break;
+		case 'M': o.hot_mb = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (o.procs < 1 || o.procs > MAX_PROCS || !o.size_mb || !o.batch || o.secs <= 0)
 		usage();
+	if (o.hot_mb && !o.sparse)
+		o.hot_pct = 100.0 * o.hot_mb / o.size_mb;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	t0 = now_s();
 	rnd_seed(o.seed);
