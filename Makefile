@@ -9,7 +9,7 @@ H := harness
 PROG ?=
 ARGS ?=
 FILES ?=
-export FILES NODE0_MB NODE1_MB CPUS ACCEL VM_TIMEOUT APPEND
+export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND
 
 .PHONY: help kernel assemble test demo vm-run series series-check clean distclean
 
@@ -18,7 +18,7 @@ help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 	@echo
-	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
+	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 DIMM1_MB=256 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
 	@echo "vm-run:       make vm-run PROG=<static binary or script> [ARGS=\"...\"] [FILES=\"...\"]"
 
 assemble: ## Assemble build/linux = Debian linux-source-6.12 + overlay + patches

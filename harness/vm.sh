@@ -4,6 +4,9 @@
 # Topology: node 0 = the vCPUs + NODE0_MB of DRAM; node 1 = CPU-less slow
 # tier of NODE1_MB, with HMAT giving it 10x the latency and 1/10 the
 # bandwidth of node 0, so the kernel puts it in a lower memory tier.
+# Node 1 also gets a hot-pluggable pc-dimm of DIMM1_MB (0: none), which the
+# kernel onlines into ZONE_MOVABLE (memhp_default_state=online_movable), so
+# tests can offline it like a CXL device that is about to be removed.
 # Writes OUTDIR/console.log (kernel console), stdout.log, stderr.log.
 # Exits with the guest job's status; 124 when the wall-clock budget
 # (VM_TIMEOUT seconds) ran out, 125 when the guest died without reporting.
@@ -12,6 +15,7 @@ source "$(dirname "$0")/lib.sh"
 initrd=$1 outdir=$2
 NODE0_MB=${NODE0_MB:-1024}
 NODE1_MB=${NODE1_MB:-1024}
+DIMM1_MB=${DIMM1_MB:-256}
 CPUS=${CPUS:-2}
 ACCEL=${ACCEL:-tcg}
 VM_TIMEOUT=${VM_TIMEOUT:-600}
@@ -20,6 +24,10 @@ APPEND=${APPEND:-}
 for v in NODE0_MB NODE1_MB CPUS VM_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
+# A memory block (and sparsemem section) of x86-64 is 128 MB: the kernel
+# refuses to add a dimm that is not made of whole blocks.
+[[ $DIMM1_MB =~ ^(0|[1-9][0-9]*)$ ]] && [ $((DIMM1_MB % 128)) -eq 0 ] ||
+	die "DIMM1_MB must be 0 (no dimm) or a multiple of 128 (got '$DIMM1_MB')"
 case "$ACCEL" in tcg|kvm) ;; *) die "ACCEL must be tcg or kvm (got '$ACCEL')" ;; esac
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL; run 'make kernel' first"
 need_pkgs qemu-system-x86
@@ -28,8 +36,17 @@ rm -f "$outdir"/{console,stdout,stderr}.log
 cpu=max
 [ "$ACCEL" = kvm ] && cpu=host
 
+mem=$((NODE0_MB + NODE1_MB))M
+dimm=()
+if [ "$DIMM1_MB" -gt 0 ]; then
+	mem+=",slots=2,maxmem=$((NODE0_MB + NODE1_MB + DIMM1_MB))M"
+	dimm=(-object memory-backend-ram,id=dimm1,size="${DIMM1_MB}M"
+	      -device pc-dimm,id=dimm1,memdev=dimm1,node=1)
+	APPEND="memhp_default_state=online_movable $APPEND"
+fi
+
 qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
-	-smp "$CPUS" -m "$((NODE0_MB + NODE1_MB))M"
+	-smp "$CPUS" -m "$mem"
 	-object memory-backend-ram,id=m0,size="${NODE0_MB}M"
 	-object memory-backend-ram,id=m1,size="${NODE1_MB}M"
 	-numa node,nodeid=0,memdev=m0,cpus=0-$((CPUS - 1)),initiator=0
@@ -38,6 +55,7 @@ qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
 	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=100
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=1G
+	"${dimm[@]}"
 	-kernel "$KERNEL" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init numa_balancing=disable $APPEND"
 	-display none -monitor none -no-reboot
