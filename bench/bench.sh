@@ -21,6 +21,8 @@ full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 9000 
 *) echo "bench: BENCH must be quick, medium or full" >&2; exit 2 ;;
 esac
 export NODE0_MB NODE1_MB VM_TIMEOUT
+# The hot-pluggable dimm of the test VM would change node 1: bench without it.
+export DIMM1_MB=${DIMM1_MB:-0}
 ts=$(date -u +%Y%m%dT%H%M%SZ)
 out=$TOP/bench-results/$ts
 mkdir -p "$out"
