@@ -10,8 +10,11 @@ stdout.log holds the markers written by harness/test-mm/guest.sh. Per test
   * the overall status, "(exit)": pass (exit 0), skip (exit 4), fail, or
     timeout (killed by the guest's timeout), missing (never finished);
   * every top-level kselftest TAP line "ok N desc" / "not ok N desc" /
-    "ok N desc # SKIP ...", keyed by its description (by "#N" without one;
-    a repeated description gets "@2", "@3"...).
+    "ok N desc # SKIP ...", keyed by the "# [RUN] what" line before it when
+    there is one (cow, ...), else by its description, else by "#N"; a
+    repeated key gets "@2", "@3"...; khugepaged, which prints no TAP, by
+    its "Run test: name" and "What.... OK|Fail" lines, uffd-unit-tests by
+    its "Testing what... done|skipped|failed" lines.
 A test whose results are identical in both passes is one PASS (or SKIP when
 it skipped in both). Every subtest that differs is one FAIL unless an entry
 of the expected-differences file matches it; then it is a PASS that names
@@ -35,6 +38,12 @@ import klog  # noqa: E402
 RES = re.compile(r"^(not ok|ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
 KV = re.compile(r"(\w+)=(-?\d+)")
 TS = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# khugepaged (no TAP): "Run test: name (mode)" then "What is checked.... OK|Fail"
+KH_RUN = re.compile(r"^Run test: (.+?)\s*$")
+# uffd-unit-tests (no TAP): "Testing move on anon... done|skipped [...]|failed [...]"
+UFFD_RES = re.compile(r"^Testing (.+?)\.\.\. (done|skipped|failed)")
+KH_RES = re.compile(r"^(?:.*\.\.\.)?([A-Z][^.]*?)\.{3,}\s*(OK|Fail|Skip)\s*$")
 # Minimum share of the tests' sampled pages on node 1, per pass.
 MIN_NODE1_SHARE = 0.5
 
@@ -67,6 +76,8 @@ def parse_stdout(text):
     repro = {}           # name -> rc
     cur = None
     seen = {}
+    label = None
+    kh_run = None
     for raw in text.splitlines():
         line = raw.rstrip("\r")
         m = re.match(r"^@@MM-BEGIN (\S+) (\S+)@@$", line)
@@ -74,6 +85,8 @@ def parse_stdout(text):
             cur = Run()
             runs[(m.group(1), m.group(2))] = cur
             seen = {}
+            label = None
+            kh_run = None
             continue
         m = re.match(r"^@@MM-END (\S+) (\S+) (.*)@@$", line)
         if m and cur is not None:
@@ -118,9 +131,38 @@ def parse_stdout(text):
             continue
         if cur is None:
             continue
+        if line.startswith("# [RUN] "):
+            label = line[len("# [RUN] "):].strip()
+            continue
+        plain = ANSI.sub("", line)
+        m = KH_RUN.match(plain)
+        if m:
+            kh_run = m.group(1)
+            continue
+        m = UFFD_RES.match(plain)
+        if m:
+            desc = m.group(1)
+            n = seen.get(desc, 0) + 1
+            seen[desc] = n
+            key = desc if n == 1 else f"{desc}@{n}"
+            cur.subs[key] = {"done": "pass", "skipped": "skip", "failed": "fail"}[m.group(2)]
+            cur.order.append(key)
+            continue
+        m = KH_RES.match(plain)
+        if m and not RES.match(plain):
+            desc = f"{kh_run}: {m.group(1).strip()}" if kh_run else m.group(1).strip()
+            n = seen.get(desc, 0) + 1
+            seen[desc] = n
+            key = desc if n == 1 else f"{desc}@{n}"
+            cur.subs[key] = {"OK": "pass", "Fail": "fail", "Skip": "skip"}[m.group(2)]
+            cur.order.append(key)
+            continue
         m = RES.match(line)
         if m:
-            desc = m.group(3).strip() or f"#{m.group(2)}"
+            # cow and friends print "# [RUN] what" before a generic (and
+            # status-dependent) "ok N Longterm R/O pin is reliable".
+            desc = label or m.group(3).strip() or f"#{m.group(2)}"
+            label = None
             n = seen.get(desc, 0) + 1
             seen[desc] = n
             key = desc if n == 1 else f"{desc}@{n}"
@@ -307,15 +349,20 @@ def main():
 
     # Placement and promotion: the comparison means something only if the
     # tests' pages sat on node 1 and kmmscand moved some of them.
+    # The layout is the same in both passes; in the "on" pass kmmscand moves
+    # pages to node 0, so the share is asserted on the "off" pass only.
     for p in (p_off, p_on):
         n1, tot = share[p]
-        if not tot:
+        pct = f"{100 * n1 // tot}%" if tot else "-"
+        if p != p_off:
+            lines.append(f"  info: {pct} of the tests' sampled pages on node 1 in pass {p}")
+        elif not tot:
             add("fail", f"mm:placement:{p}", "no numa_maps samples of the tests")
         elif n1 / tot < MIN_NODE1_SHARE:
             add("fail", f"mm:placement:{p}",
-                f"only {100 * n1 // tot}% of the tests' sampled pages on node 1 (< {int(MIN_NODE1_SHARE * 100)}%)")
+                f"only {pct} of the tests' sampled pages on node 1 (< {int(MIN_NODE1_SHARE * 100)}%)")
         else:
-            add("pass", f"mm:placement:{p}", f"{100 * n1 // tot}% of the tests' sampled pages on node 1")
+            add("pass", f"mm:placement:{p}", f"{pct} of the tests' sampled pages on node 1")
     pe_on = passes.get(p_on, {})
     pe_off = passes.get(p_off, {})
     if p_on in passes:

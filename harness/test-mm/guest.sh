@@ -124,7 +124,7 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	[ -x "$T/$bin" ] || fatal "$id: $T/$bin is missing"
 	balloon_topup
 	before=$(vmstat_snap)
-	echo "$id" > /tmp/mm.cur
+	echo "$pass:$id" > /tmp/mm.cur
 	kmsg "BEGIN $pass $id"
 	echo "@@MM-BEGIN $pass $id@@"
 	start=$(date +%s)
@@ -149,7 +149,7 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	kill_leftovers "$id"
 	for r in $restore; do echo "${r#*=}" > "${r%%=*}"; done
 	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$BALLOON@@"
-	awk -v id="$id" '$1 == id { n0 += $2; n1 += $3; s++ } END { printf "@@MM-NUMA '"$pass"' %s n0=%d n1=%d samples=%d@@\n", id, n0, n1, s }' /tmp/mm.numa
+	awk -v key="$pass:$id" -v id="$id" '$1 == key { n0 += $2; n1 += $3; s++ } END { printf "@@MM-NUMA '"$pass"' %s n0=%d n1=%d samples=%d@@\n", id, n0, n1, s }' /tmp/mm.numa
 }
 
 # ---- setup, once ----
@@ -161,7 +161,8 @@ wr /sys/kernel/mm/numa/demotion_enabled true
 # band between WMARK_HIGH and WMARK_PROMO that kswapd keeps free for
 # promotion must hold a whole THP or batch, or kmmscand defers for ever.
 wr /proc/sys/vm/watermark_scale_factor 200
-wr /proc/sys/vm/nr_hugepages 128
+# run_vmtests.sh reserves 256 MB of huge pages (here spread over both nodes).
+echo 128 > /proc/sys/vm/nr_hugepages || fatal "cannot write nr_hugepages"
 hp=$(awk '/^HugePages_Total/ { print $2 }' /proc/meminfo)
 [ "$hp" -ge 64 ] || fatal "only $hp huge pages could be reserved"
 info "huge pages reserved: $hp of 128"

@@ -8,12 +8,14 @@
  *
  * Usage: mm_balloon [-n NODE] [-a PAGES] CMD_FIFO ACK_FIFO
  *
- * Binds itself (only itself) to NODE (default 0) and opts out of kmmscand,
- * then serves commands, one per line, read from CMD_FIFO:
- *   topup   grow or shrink the balloon until the free pages of NODE's
- *           largest zone are within a few pages of its low watermark
- *           + PAGES (default 16); answer "ok held_kb=H free=F low=L high=H
- *           promo=P" on ACK_FIFO, or "err why"
+ * Binds itself (only itself) to NODE (default 0), opts out of kmmscand and
+ * of the OOM killer, then serves commands, one per line, read from CMD_FIFO:
+ *   topup   drop the balloon's pages that were moved off NODE (demoted),
+ *           then grow or shrink it until the free pages of NODE's largest
+ *           zone are a little above its low watermark + PAGES (default
+ *           128), never below it; answer "ok held_kb=H dropped_kb=D
+ *           free=F low=L high=H promo=P rounds=R" on ACK_FIFO, or
+ *           "err why"
  *   quit    release everything and exit
  * The free count moves under the balloon's feet (kswapd, other tasks), so
  * a top-up converges in a bounded number of rounds and reports where it
@@ -39,7 +41,8 @@
 #define PR_SET_KMMSCAND 0x4b4d5301
 #endif
 
-#define MAX_CHUNKS	4096
+#define MAX_CHUNKS	16384
+#define QUERY_BATCH	4096
 #define ROUNDS		64
 
 struct zone_stat {
@@ -158,9 +161,48 @@ static void shrink(long pages)
 	}
 }
 
+/*
+ * Drop the balloon's pages that are no longer on @node (kswapd demoted
+ * them to make room for promotion): they would pile up on the slow tier,
+ * and the next top-up refills @node anyway. Returns the pages dropped.
+ */
+static long release_moved(int node)
+{
+	static void *addr[QUERY_BATCH];
+	static int status[QUERY_BATCH];
+	long dropped = 0;
+	int c;
+
+	for (c = 0; c < nchunks; c++) {
+		size_t off = 0;
+
+		while (off < chunks[c].len) {
+			size_t n = (chunks[c].len - off) / page_size, i;
+
+			if (n > QUERY_BATCH)
+				n = QUERY_BATCH;
+			for (i = 0; i < n; i++)
+				addr[i] = chunks[c].p + off + i * page_size;
+			if (syscall(SYS_move_pages, 0, n, addr, NULL, status, 0))
+				return dropped;
+			for (i = 0; i < n; i++) {
+				/* -ENOENT: dropped before, nothing mapped there. */
+				if (status[i] == node || status[i] == -ENOENT)
+					continue;
+				madvise(addr[i], page_size, MADV_DONTNEED);
+				dropped++;
+			}
+			off += n * page_size;
+		}
+	}
+	held -= dropped * page_size;
+	return dropped;
+}
+
 static void topup(int node, long above, FILE *ack)
 {
 	struct zone_stat z;
+	long dropped = release_moved(node);
 	int round;
 
 	for (round = 0; round < ROUNDS; round++) {
@@ -172,26 +214,30 @@ static void topup(int node, long above, FILE *ack)
 		}
 		target = z.low + above;
 		diff = z.free - target;
-		if (diff > 32) {
-			/* Approach from above: per-CPU lists hide some pages. */
-			if (grow(diff > 1024 ? diff * 3 / 4 : diff)) {
+		if (diff > 64) {
+			/*
+			 * Approach from above and stay above the low watermark:
+			 * going below it would wake kswapd, which would demote
+			 * (and so migrate) pages in the "off" pass too.
+			 */
+			if (grow(diff > 1024 ? diff * 3 / 4 : diff / 2)) {
 				fprintf(ack, "err mmap: %s\n", strerror(errno));
 				return;
 			}
-		} else if (diff < -256) {
+		} else if (diff < -(above / 2 + 256)) {
 			shrink(-diff);
 		} else {
 			break;
 		}
 	}
-	fprintf(ack, "ok held_kb=%zu free=%ld low=%ld high=%ld promo=%ld rounds=%d\n",
-		held / 1024, z.free, z.low, z.high, z.promo, round);
+	fprintf(ack, "ok held_kb=%zu dropped_kb=%ld free=%ld low=%ld high=%ld promo=%ld rounds=%d\n",
+		held / 1024, dropped * page_size / 1024, z.free, z.low, z.high, z.promo, round);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long mask;
-	long above = 16;
+	long above = 128;
 	int node = 0, opt, fd;
 	FILE *cmd, *ack;
 	char line[64];
@@ -214,6 +260,14 @@ int main(int argc, char **argv)
 	mask = 1UL << node;
 	if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 64))
 		die("set_mempolicy(MPOL_BIND, node %d): %s", node, strerror(errno));
+	/*
+	 * The biggest process in the VM: a test that exhausts memory (e.g.
+	 * compaction_test mlocks 80% of MemFree) must not get it OOM-killed.
+	 */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY);
+	if (fd < 0 || write(fd, "-1000", 5) != 5)
+		die("oom_score_adj: %s", strerror(errno));
+	close(fd);
 	/* Demoted balloon pages must not be promoted back. */
 	if (prctl(PR_SET_KMMSCAND, 0, 0, 0, 0))
 		fprintf(stderr, "mm_balloon: prctl(PR_SET_KMMSCAND, 0): %s (ignored)\n",
