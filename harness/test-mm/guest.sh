@@ -161,6 +161,10 @@ wr /sys/kernel/mm/numa/demotion_enabled true
 # band between WMARK_HIGH and WMARK_PROMO that kswapd keeps free for
 # promotion must hold a whole THP or batch, or kmmscand defers for ever.
 wr /proc/sys/vm/watermark_scale_factor 200
+# No watermark boosting: a fragmentation fallback on the nearly full node 0
+# would boost its watermarks and wake kswapd, which would then demote (and
+# so migrate) the tests' pages in the "off" pass too.
+wr /proc/sys/vm/watermark_boost_factor 0
 # run_vmtests.sh reserves 256 MB of huge pages (here spread over both nodes).
 echo 128 > /proc/sys/vm/nr_hugepages || fatal "cannot write nr_hugepages"
 hp=$(awk '/^HugePages_Total/ { print $2 }' /proc/meminfo)
