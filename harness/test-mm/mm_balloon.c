@@ -8,8 +8,8 @@
  *
  * Usage: mm_balloon [-n NODE] [-a PAGES] CMD_FIFO ACK_FIFO
  *
- * Binds itself (only itself) to NODE (default 0), opts out of kmmscand and
- * of the OOM killer, then serves commands, one per line, read from CMD_FIFO:
+ * Prefers NODE (default 0) for itself (only itself), opts out of kmmscand
+ * and of the OOM killer, then serves commands, one per line, read from CMD_FIFO:
  *   topup   drop the balloon's pages that were moved off NODE (demoted),
  *           then grow or shrink it until the free pages of NODE's largest
  *           zone are a little above its low watermark + PAGES (default
@@ -33,8 +33,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef MPOL_BIND
-#define MPOL_BIND 2
+#ifndef MPOL_PREFERRED
+#define MPOL_PREFERRED 1
 #endif
 /* kmmscand's opt-out (include/uapi/linux/prctl.h of the patched kernel). */
 #ifndef PR_SET_KMMSCAND
@@ -230,6 +230,7 @@ static void topup(int node, long above, FILE *ack)
 			break;
 		}
 	}
+	dropped += release_moved(node);
 	fprintf(ack, "ok held_kb=%zu dropped_kb=%ld free=%ld low=%ld high=%ld promo=%ld rounds=%d\n",
 		held / 1024, dropped * page_size / 1024, z.free, z.low, z.high, z.promo, round);
 }
@@ -258,8 +259,15 @@ int main(int argc, char **argv)
 		goto usage;
 	page_size = sysconf(_SC_PAGESIZE);
 	mask = 1UL << node;
-	if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 64))
-		die("set_mempolicy(MPOL_BIND, node %d): %s", node, strerror(errno));
+	/*
+	 * Preferred, not bound: a bound allocation that finds the node at its
+	 * low watermark (per-CPU lists make the last ones overshoot) enters
+	 * the slow path and wakes the node's kswapd, which would demote pages
+	 * in the "off" pass; a preferred one falls back to the next node, and
+	 * release_moved() drops what landed there.
+	 */
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 64))
+		die("set_mempolicy(MPOL_PREFERRED, node %d): %s", node, strerror(errno));
 	/*
 	 * The biggest process in the VM: a test that exhausts memory (e.g.
 	 * compaction_test mlocks 80% of MemFree) must not get it OOM-killed.
