@@ -32,6 +32,7 @@
 #include <linux/kmmscand.h>
 #include <linux/kobject.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
@@ -39,7 +40,11 @@
 #include <linux/mmu_notifier.h>
 #include <linux/oom.h>
 #include <linux/pagewalk.h>
+#include <linux/page_idle.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/secretmem.h>
 #include <linux/swap.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
@@ -111,7 +116,14 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * struct kmmscand_mm_slot - kmmscand state of one registered mm
  * @slot: hash lookup from mm to mm_slot (embeds the list node)
  * @next_scan: jiffies at which the next pass may start
- * @cursor: address where the next visit continues; 0 = pass not started
+ * @next_full: jiffies at which the next full pass is due; passes before
+ *	it are quick ones, over @slow_tables only
+ * @cursor: page-aligned address where the next visit continues, valid
+ *	while @in_pass
+ * @in_pass: a pass has started and not ended yet
+ * @quick: the pass in progress is a quick one
+ * @watch: quick passes are cheap for this mm (PMD Accessed bits usable),
+ *	so its slow-tier tables are watched at the shortest period
  * @period_ms: current scan period (adaptive)
  * @budget: PTE slots examined per visit at most (adaptive)
  * @passes: complete passes so far
@@ -121,9 +133,13 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * @scanned: PTEs and THPs examined in the pass in progress
  * @pmd_skipped: PTE tables skipped in the pass in progress
  * @young: young entries found in the pass in progress
+ * @warm: slow-tier pages found young for the first time in the pass in
+ *	progress (no history yet): a confirming pass should follow soon
  * @footprint: pages per node, [0, nr_node_ids) = pass in progress,
  *	[nr_node_ids, 2 * nr_node_ids) = last complete pass
  * @history: per-page access history (see above)
+ * @slow_tables: PTE tables (and THPs) that held slow-tier pages, indexed by
+ *	address >> PMD_SHIFT, stamped like @history
  * @backoff_nid: target node that kept failing for this mm
  * @backoff_until: jiffies until which @backoff_nid is not used
  * @fail_streak: failed promotion batches towards @backoff_nid, each less
@@ -139,7 +155,11 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
 	unsigned long next_scan;
+	unsigned long next_full;
 	unsigned long cursor;
+	bool in_pass;
+	bool quick;
+	bool watch;
 	unsigned int period_ms;
 	unsigned int budget;
 	unsigned long passes;
@@ -149,8 +169,10 @@ struct kmmscand_mm_slot {
 	unsigned long scanned;
 	unsigned long pmd_skipped;
 	unsigned long young;
+	unsigned long warm;
 	unsigned long *footprint;
 	struct xarray history;
+	struct xarray slow_tables;
 	int backoff_nid;
 	unsigned long backoff_until;
 	unsigned int fail_streak;
@@ -185,6 +207,8 @@ static struct task_struct *kmmscand_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
 static DEFINE_MUTEX(kmmscand_mutex);	/* serialises sysfs stores */
 static bool kmmscand_kick;		/* a tunable changed: rescan now */
+/* The scanner saw a slow tier in its last round (kmmscand_register_all()). */
+static bool kmmscand_tiered;
 
 /* Per-walk state.  The scanner is a single thread, so one static copy. */
 struct kmmscand_walk {
@@ -196,15 +220,28 @@ struct kmmscand_walk {
 	bool pmd_skip;
 	bool tlb_flush;
 	bool detect_only;		/* promotion rate 0: count, do not queue */
+	bool quick;			/* a quick pass: slow-tier tables only */
+	bool slow_seen;			/* the current table held slow pages */
+	bool queue_full;		/* the migrator's queue is full: stop */
+	bool pmd_cleared;		/* non-leaf PMD A bits were cleared */
+	bool owner_mof;			/* owner's task policy allows moving */
 	int target_override;
 	nodemask_t toptier;		/* top-tier nodes with memory */
+	nodemask_t ample;		/* top-tier nodes with room to spare */
+	nodemask_t owner_cpuset;	/* cpuset of the owner */
 	nodemask_t owner_allowed;	/* cpuset and task policy of the owner */
 	nodemask_t allowed;		/* the above & policy of the VMA */
 	struct folio *last_queued;	/* dedup PTE-mapped large folios */
+	unsigned int nr_spans;		/* see kmmscand_prepare_spans() */
+	struct {
+		unsigned long start, end;
+		int nid;
+	} span[4];
 	unsigned long scanned;
 	unsigned long pmd_skipped;
 	unsigned long young;
 	unsigned long thp_young;
+	unsigned long warm;
 	unsigned long candidates;
 	unsigned long drops;
 };
@@ -216,8 +253,20 @@ static struct kmmscand_walk kmmscand_walk_state;
 static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
 {
 	xa_destroy(&ms->history);
+	xa_destroy(&ms->slow_tables);
 	kfree(ms->footprint);
 	mm_slot_free(kmmscand_slot_cache, ms);
+}
+
+/* Is there a node with memory below the top tier, i.e. anything to promote? */
+static bool kmmscand_have_slow_tier(void)
+{
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY)
+		if (!node_is_toptier(nid))
+			return true;
+	return false;
 }
 
 /**
@@ -226,6 +275,10 @@ static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
  *
  * Takes a reference on the mm_struct (mmgrab) that is dropped when the
  * slot is freed.  Allocation failure only means the mm is not scanned.
+ * On a machine without a slow tier nothing is registered, so fork, exec
+ * and exit cost nothing more than without kmmscand; should a slow tier
+ * come online later, the scanner registers the mms that exist then
+ * (kmmscand_register_all()).
  *
  * Context: process context; may sleep (GFP_KERNEL allocation).
  */
@@ -233,10 +286,10 @@ void __kmmscand_enter(struct mm_struct *mm)
 {
 	struct kmmscand_mm_slot *ms;
 	struct mm_slot *slot;
-	unsigned int period;
+	unsigned int period, pmin;
 	bool wakeup;
 
-	if (!READ_ONCE(kmmscand_ready) ||
+	if (!READ_ONCE(kmmscand_ready) || !kmmscand_have_slow_tier() ||
 	    test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
 		return;
 
@@ -246,13 +299,19 @@ void __kmmscand_enter(struct mm_struct *mm)
 		return;
 	}
 	xa_init(&ms->history);
-	period = clamp(KMMSCAND_PERIOD_INIT_MS,
-		       READ_ONCE(kmmscand_scan_period_min_ms),
+	xa_init(&ms->slow_tables);
+	pmin = READ_ONCE(kmmscand_scan_period_min_ms);
+	period = clamp(KMMSCAND_PERIOD_INIT_MS, pmin,
 		       READ_ONCE(kmmscand_scan_period_max_ms));
 	ms->period_ms = period;
 	ms->budget = READ_ONCE(kmmscand_scan_size);
-	/* Let a new address space settle (and short-lived tasks go away). */
-	ms->next_scan = jiffies + msecs_to_jiffies(period);
+	/*
+	 * The first pass only clears Accessed bits, the second can find hot
+	 * pages: start after the shortest period, which also lets
+	 * short-lived tasks go away unscanned.
+	 */
+	ms->next_scan = jiffies + msecs_to_jiffies(pmin);
+	ms->next_full = ms->next_scan;
 	ms->backoff_nid = NUMA_NO_NODE;
 
 	slot = &ms->slot;
@@ -358,32 +417,40 @@ static bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid)
 	       time_before(jiffies, READ_ONCE(ms->backoff_until));
 }
 
-/* Memory policies that confine the pages of a VMA to a node set. */
-static bool kmmscand_policy_confines(const struct mempolicy *pol)
+/*
+ * Memory policies follow NUMA balancing's rule (vma_policy_mof()): pages
+ * under an explicit policy stay where the policy put them unless the
+ * policy asks to be optimised (MPOL_F_MOF, set by MPOL_F_NUMA_BALANCING
+ * on MPOL_BIND and MPOL_PREFERRED_MANY).  The default policy and the
+ * per-node preferred policies carry MPOL_F_MOF.  A policy that may move
+ * keeps its pages within its nodes.
+ */
+static bool kmmscand_policy_moves(const struct mempolicy *pol)
 {
-	if (!pol)
-		return false;
-	switch (pol->mode) {
-	case MPOL_BIND:
-	case MPOL_PREFERRED_MANY:
-	case MPOL_INTERLEAVE:
-	case MPOL_WEIGHTED_INTERLEAVE:
-		return true;
-	default:
-		/* MPOL_PREFERRED and MPOL_LOCAL only say where to start. */
-		return false;
-	}
+	return !pol || (pol->flags & MPOL_F_MOF);
+}
+
+static void kmmscand_policy_nodes(const struct mempolicy *pol,
+				  nodemask_t *nodes)
+{
+	if (pol && (pol->mode == MPOL_BIND ||
+		    pol->mode == MPOL_PREFERRED_MANY))
+		nodes_and(*nodes, *nodes, pol->nodes);
 }
 
 /*
- * Nodes the owner of @mm may allocate from: its cpuset's mems_allowed and
- * a confining task mempolicy.  mm->owner only exists with CONFIG_MEMCG;
- * without it every node with memory is allowed (the VMA policy still
- * applies).
+ * Nodes the owner of @mm may allocate from (its cpuset's mems_allowed and
+ * the nodes of a movable task mempolicy), and whether its task mempolicy
+ * lets its pages move at all.  mm->owner only exists with CONFIG_MEMCG;
+ * without it every node with memory is allowed and the task policy is
+ * taken as the default one (the VMA policy still applies).
  */
-static void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *nodes)
+static void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
+				 nodemask_t *nodes, bool *mof)
 {
-	*nodes = node_states[N_MEMORY];
+	*cpuset = node_states[N_MEMORY];
+	*nodes = *cpuset;
+	*mof = true;
 #ifdef CONFIG_MEMCG
 	{
 		struct task_struct *p;
@@ -396,9 +463,10 @@ static void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *nodes)
 		if (!p)
 			return;
 		task_lock(p);
-		nodes_and(*nodes, *nodes, p->mems_allowed);
-		if (kmmscand_policy_confines(p->mempolicy))
-			nodes_and(*nodes, *nodes, p->mempolicy->nodes);
+		nodes_and(*cpuset, *cpuset, p->mems_allowed);
+		*nodes = *cpuset;
+		*mof = kmmscand_policy_moves(p->mempolicy);
+		kmmscand_policy_nodes(p->mempolicy, nodes);
 		task_unlock(p);
 		put_task_struct(p);
 	}
@@ -423,7 +491,7 @@ static bool kmmscand_vma_eligible(struct vm_area_struct *vma)
 		return false;
 	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DROPPABLE))
 		return false;
-	if (!vma_is_accessible(vma))
+	if (!vma_is_accessible(vma) || vma_is_secretmem(vma))
 		return false;
 	if (vma->vm_file && !(vma->vm_flags & VM_WRITE))
 		return false;
@@ -436,6 +504,7 @@ static int kmmscand_test_walk(unsigned long start, unsigned long end,
 	struct kmmscand_walk *w = walk->private;
 	struct vm_area_struct *vma = walk->vma;
 	struct mempolicy *pol;
+	bool moves;
 	pgoff_t ilx;
 
 	if (!kmmscand_vma_eligible(vma))
@@ -443,14 +512,21 @@ static int kmmscand_test_walk(unsigned long start, unsigned long end,
 
 	w->allowed = w->owner_allowed;
 	/*
-	 * The policy at the start of the VMA stands for the whole VMA; a
-	 * shared (shmem) policy may differ by offset, and the migrator only
-	 * allocates on the chosen node anyway.
+	 * The policy at the start of the VMA stands for the whole VMA, as in
+	 * vma_policy_mof(); a shared (shmem) policy may differ by offset.
+	 * Without a VMA policy the owner's task policy applies.
 	 */
 	pol = __get_vma_policy(vma, vma->vm_start, &ilx);
-	if (kmmscand_policy_confines(pol))
-		nodes_and(w->allowed, w->allowed, pol->nodes);
+	if (pol) {
+		moves = kmmscand_policy_moves(pol);
+		w->allowed = w->owner_cpuset;
+		kmmscand_policy_nodes(pol, &w->allowed);
+	} else {
+		moves = w->owner_mof;
+	}
 	mpol_cond_put(pol);
+	if (!moves)
+		return 1;
 
 	/* Nothing in this VMA may go to a top-tier node: do not touch it. */
 	if (!nodes_intersects(w->allowed, w->toptier))
@@ -474,24 +550,28 @@ static void kmmscand_hist_store(struct kmmscand_mm_slot *ms,
 	}
 	/* Under the PTL: no sleeping allocation; losing history is harmless. */
 	xa_store(&ms->history, idx, xa_mk_value(kmmscand_hist_val(hist, ms->seq)),
-		 GFP_NOWAIT | __GFP_NOWARN);
+		 GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
 }
 
-/* Shift an idle pass into every history entry of [start, end). */
-static void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
-			       unsigned long end)
+/*
+ * A PTE table skipped because its PMD Accessed bit was clear: keep the
+ * history of the pages below it as it is, only mark it as seen by this
+ * pass.  A skip must not cost a page anything: on hardware that caches
+ * the PMD entry, a skipped table can hold young PTEs after all (see
+ * kmmscand_visit()), and aging would make such a page look colder each
+ * pass.
+ */
+static void kmmscand_keep_range(struct kmmscand_walk *w, unsigned long start,
+				unsigned long end)
 {
 	struct kmmscand_mm_slot *ms = w->ms;
 	unsigned long idx;
 	void *entry;
 
 	xa_for_each_range(&ms->history, idx, entry, start >> PAGE_SHIFT,
-			  (end >> PAGE_SHIFT) - 1) {
-		unsigned int hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
-
+			  (end >> PAGE_SHIFT) - 1)
 		kmmscand_hist_store(ms, idx,
-				    kmmscand_history_update(hist, false, w->hist_n));
-	}
+				    xa_to_value(entry) & KMMSCAND_HIST_MASK);
 }
 
 static int kmmscand_distance(int from, int to)
@@ -513,6 +593,23 @@ static int kmmscand_target(struct kmmscand_walk *w, int src)
 }
 
 /*
+ * The top-tier node whose memory holds @pfn, found from the node spans
+ * alone (no struct page is read), or NUMA_NO_NODE if @pfn may be in a
+ * slow-tier node.  Only used when no top-tier span overlaps a slow-tier
+ * one (w->nr_spans is 0 otherwise).
+ */
+static int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
+				unsigned long pfn)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nr_spans; i++)
+		if (pfn >= w->span[i].start && pfn < w->span[i].end)
+			return w->span[i].nid;
+	return NUMA_NO_NODE;
+}
+
+/*
  * Called for every mapped folio found, before its Accessed bit is looked
  * at.  A top-tier folio only counts toward the mm's footprint; its
  * Accessed bit is left alone, for reclaim: folio_referenced() would
@@ -529,20 +626,27 @@ static bool kmmscand_want_young(struct kmmscand_walk *w, struct folio *folio,
 		w->ms->footprint[nid] += nr;
 		return false;
 	}
+	w->slow_seen = true;
 	return !is_zero_folio(folio) && !folio_test_ksm(folio) &&
-	       !folio_test_hugetlb(folio) && !folio_maybe_dma_pinned(folio);
+	       !folio_test_hugetlb(folio) && !folio_maybe_dma_pinned(folio) &&
+	       !(folio->mapping && !folio_test_anon(folio) &&
+		 secretmem_mapping(folio->mapping));
 }
 
 /*
- * We just cleared an Accessed bit that reclaim would have found: pass the
- * access on, as zap_pte_range() does for a young PTE it tears down.  Safe
- * under the PTL.
+ * We just cleared an Accessed bit that reclaim would have found: hand the
+ * access on the way page idle tracking and DAMON do, with the folio's young
+ * flag, which folio_referenced() counts as a referenced mapping.  So a
+ * slow-tier page that kmmscand looked at keeps its place in reclaim and
+ * demotion order, and no LRU batch of the scanner's CPU holds a reference
+ * to it (folio_mark_accessed() may, through folio_activate(), and a
+ * reference there makes the folio's migration fail).
  */
 static void kmmscand_keep_referenced(struct vm_area_struct *vma,
 				     struct folio *folio)
 {
 	if (vma_has_recency(vma))
-		folio_mark_accessed(folio);
+		folio_set_young(folio);
 }
 
 /*
@@ -565,21 +669,32 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 		return;
 	if (entry)
 		hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
+	else
+		w->warm++;
 	nhist = kmmscand_history_update(hist, young, w->hist_n);
 
-	if (kmmscand_history_hot(nhist, w->hot_k) && folio != w->last_queued) {
+	if (young && folio != w->last_queued &&
+	    (kmmscand_is_hot(hist, nhist, w->hot_k, false) ||
+	     (hist && !nodes_empty(w->ample)))) {
 		target = kmmscand_target(w, nid);
-		if (target == NUMA_NO_NODE || kmmscand_backed_off(ms, target)) {
+		if (target == NUMA_NO_NODE || kmmscand_backed_off(ms, target) ||
+		    !kmmscand_is_hot(hist, nhist, w->hot_k,
+				     node_isset(target, w->ample))) {
 			/* Keep the history: it may become promotable later. */
 		} else if (w->detect_only) {
 			w->candidates++;
 			nhist = 0;
 		} else if (kmmscand_queue_folio(folio, ms->slot.mm, target,
 						folio_nr_pages(folio))) {
+			/*
+			 * The history stays: should this attempt fail, the
+			 * next pass that finds the page young queues it again.
+			 */
 			w->candidates++;
 			w->last_queued = folio;
-			nhist = 0;
 		} else {
+			/* Queue full: stop here, resume after this page. */
+			w->queue_full = true;
 			w->drops++;
 			trace_kmmscand_candidate_drop(folio_pfn(folio), nid,
 						      KMMSCAND_DROP_FULL);
@@ -590,10 +705,11 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 }
 
 /*
- * A PMD-mapped THP; called with the PMD lock held.  It is one candidate of
- * HPAGE_PMD_NR pages and is never split.  Returns true if it was young.
+ * A PMD-mapped THP at @haddr; called with the PMD lock held.  It is one
+ * candidate of HPAGE_PMD_NR pages and is never split.  Returns true if it
+ * was young.
  */
-static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long addr,
+static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long haddr,
 			      struct mm_walk *walk)
 {
 	struct kmmscand_walk *w = walk->private;
@@ -604,112 +720,122 @@ static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long addr,
 	if (!pmd_present(pmde) || !pmd_trans_huge(pmde) ||
 	    is_huge_zero_pmd(pmde))
 		return false;
-	folio = vm_normal_folio_pmd(walk->vma, addr, pmde);
+	folio = vm_normal_folio_pmd(walk->vma, haddr, pmde);
 	if (!folio || !kmmscand_want_young(w, folio, 1U << PMD_ORDER))
 		return false;
-	young = pmdp_clear_young_notify(walk->vma, addr, pmd);
+	young = pmdp_clear_young_notify(walk->vma, haddr, pmd);
 	if (young) {
 		w->young++;
 		w->thp_young++;
 		kmmscand_keep_referenced(walk->vma, folio);
 	}
-	kmmscand_account(w, folio, addr & PMD_MASK, 1U << PMD_ORDER, young);
+	kmmscand_account(w, folio, haddr, 1U << PMD_ORDER, young);
 	return young;
 }
 
-static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
+/*
+ * The PMD maps a THP (or did a moment ago).  Returns true if it was dealt
+ * with, false if it was split or zapped under us and the PTE table should
+ * be looked at instead.
+ */
+static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
 			      unsigned long next, struct mm_walk *walk)
 {
 	struct kmmscand_walk *w = walk->private;
-	struct vm_area_struct *vma = walk->vma;
-	unsigned long start = addr, end = next;
-	bool cleared = false;
-	pte_t *start_pte, *pte;
-	spinlock_t *ptl;	/* PMD lock or PTE table lock */
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	spinlock_t *ptl;	/* the PMD lock */
 	pmd_t pmde;
-
-	if (!w->budget || kthread_should_stop() ||
-	    mmap_lock_is_contended(walk->mm)) {
-		w->stop_addr = addr;
-		return KMMSCAND_WALK_STOP;
-	}
-	cond_resched();
-
-	pmde = pmdp_get_lockless(pmd);
-	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && pmd_trans_huge(pmde)) {
-		/*
-		 * pmd_lock() and a recheck rather than pmd_trans_huge_lock(),
-		 * whose conditionally held lock sparse cannot follow.
-		 */
-		ptl = pmd_lock(walk->mm, pmd);
-		pmde = pmdp_get(pmd);
-		if (pmd_trans_huge(pmde) || is_swap_pmd(pmde) ||
-		    pmd_devmap(pmde)) {
-			cleared = kmmscand_scan_thp(pmd, addr, walk);
-			spin_unlock(ptl);
-			w->scanned++;
-			w->budget--;
-			if (cleared && w->tlb_flush)
-				flush_tlb_range(vma, addr, next);
-			return 0;
-		}
-		spin_unlock(ptl);
-		/* Split or zapped under us: look at the PTEs instead. */
-	}
+	bool young;
 
 	/*
-	 * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
-	 * whenever it translates through this PTE table.  If it is still
-	 * clear since we cleared it in the last pass, no PTE below can have
-	 * become young, so skip the table without mapping it.  Only at a
-	 * table boundary (a visit resumed mid-table already cleared it) and
-	 * only without mmu notifiers (a secondary MMU does not set it).
+	 * pmd_lock() and a recheck rather than pmd_trans_huge_lock(), whose
+	 * conditionally held lock sparse cannot follow.
 	 */
-	if (IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) && w->pmd_skip &&
-	    arch_has_hw_nonleaf_pmd_young() && !(addr & ~PMD_MASK) &&
-	    !mm_has_notifiers(walk->mm) && pmd_present(pmde) &&
-	    !pmd_leaf(pmde)) {
-		if (!pmd_young(pmde)) {
-			w->pmd_skipped++;
-			w->budget--;
-			kmmscand_age_range(w, addr, next);
-			return 0;
-		}
-		ptl = pmd_lock(walk->mm, pmd);
-		pmde = pmdp_get(pmd);
-		if (pmd_present(pmde) && !pmd_leaf(pmde))
-			pmdp_test_and_clear_young(vma, addr, pmd);
+	ptl = pmd_lock(walk->mm, pmd);
+	pmde = pmdp_get(pmd);
+	if (!pmd_trans_huge(pmde) && !is_swap_pmd(pmde) && !pmd_devmap(pmde)) {
 		spin_unlock(ptl);
+		return false;
 	}
+	young = kmmscand_scan_thp(pmd, haddr, walk);
+	spin_unlock(ptl);
+	w->scanned++;
+	w->budget--;
+	if (young && w->tlb_flush)
+		flush_tlb_range(walk->vma, haddr, haddr + HPAGE_PMD_SIZE);
+	return true;
+}
 
-	/* Do not examine more PTEs than the budget allows. */
-	if ((end - start) >> PAGE_SHIFT > w->budget) {
-		end = start + (w->budget << PAGE_SHIFT);
-		w->stop_addr = end;
-	}
+/*
+ * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
+ * whenever it translates through this PTE table.  If it is still clear
+ * since we cleared it in the last pass, no PTE below was reached through
+ * a fresh walk, so skip the table without mapping it (keeping, not aging,
+ * the history below it).  Only at a table boundary (a visit resumed
+ * mid-table already cleared it) and only without mmu notifiers (a
+ * secondary MMU does not set it).  Returns true if the table was skipped.
+ */
+static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
+				    unsigned long next, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	spinlock_t *ptl;	/* the PMD lock */
 
-	start_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
-	if (!start_pte) {
-		/*
-		 * Raced with a THP collapse or a page table being freed.  If
-		 * the budget clipped this table, the next visit resumes here
-		 * rather than past a range that was never looked at.
-		 */
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) || !w->pmd_skip ||
+	    !arch_has_hw_nonleaf_pmd_young() || (addr & ~PMD_MASK) ||
+	    mm_has_notifiers(walk->mm) || !pmd_present(pmde) || pmd_leaf(pmde))
+		return false;
+	if (!pmd_young(pmde)) {
+		w->pmd_skipped++;
 		w->budget--;
-		if (w->stop_addr) {
-			w->stop_addr = addr;
-			return KMMSCAND_WALK_STOP;
-		}
-		return 0;
+		kmmscand_keep_range(w, addr, next);
+		return true;
 	}
+	ptl = pmd_lock(walk->mm, pmd);
+	pmde = pmdp_get(pmd);
+	if (pmd_present(pmde) && !pmd_leaf(pmde) &&
+	    pmdp_test_and_clear_young(walk->vma, addr, pmd))
+		w->pmd_cleared = true;
+	spin_unlock(ptl);
+	return false;
+}
+
+/*
+ * Examine the PTEs of [start, end), both page aligned and within one PTE
+ * table.  Returns the address up to which the PTEs were examined (@end
+ * unless the queue filled up), or 0 if the table went away under us.
+ */
+static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
+					unsigned long end, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	struct vm_area_struct *vma = walk->vma;
+	pte_t *start_pte, *pte;
+	unsigned long addr;
+	bool cleared = false;
+	spinlock_t *ptl;	/* the PTE table lock */
+
+	start_pte = pte_offset_map_lock(walk->mm, pmd, start, &ptl);
+	if (!start_pte)
+		return 0;
 	w->last_queued = NULL;
-	for (pte = start_pte; addr != end; pte++, addr += PAGE_SIZE) {
+	for (pte = start_pte, addr = start; addr < end;
+	     pte++, addr += PAGE_SIZE) {
 		pte_t ptent = ptep_get(pte);
 		struct folio *folio;
 		bool young;
+		int nid;
 
 		if (!pte_present(ptent))
 			continue;
+		if (w->nr_spans) {
+			/* Top-tier pages only count: skip the struct page. */
+			nid = kmmscand_pfn_toptier(w, pte_pfn(ptent));
+			if (nid != NUMA_NO_NODE) {
+				w->ms->footprint[nid]++;
+				continue;
+			}
+		}
 		folio = vm_normal_folio(vma, addr, ptent);
 		if (!folio || folio_is_zone_device(folio) ||
 		    !kmmscand_want_young(w, folio, 1))
@@ -721,16 +847,103 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 			kmmscand_keep_referenced(vma, folio);
 		}
 		kmmscand_account(w, folio, addr, 1, young);
+		if (w->queue_full) {
+			addr += PAGE_SIZE;
+			break;
+		}
 	}
 	pte_unmap_unlock(start_pte, ptl);
 
 	/* One flush per PTE table with cleared A bits, never per PTE. */
 	if (cleared && w->tlb_flush)
-		flush_tlb_range(vma, start, end);
+		flush_tlb_range(vma, start, addr);
+	return addr;
+}
 
-	w->scanned += (end - start) >> PAGE_SHIFT;
-	w->budget -= min(w->budget, (end - start) >> PAGE_SHIFT);
-	return w->stop_addr ? KMMSCAND_WALK_STOP : 0;
+/*
+ * Remember whether the PTE table (or THP) at @addr held slow-tier pages,
+ * for the quick passes, which only look at such tables.
+ */
+static void kmmscand_note_table(struct kmmscand_walk *w, unsigned long addr)
+{
+	struct xarray *xa = &w->ms->slow_tables;
+	unsigned long idx = addr >> PMD_SHIFT;
+
+	if (!w->slow_seen) {
+		if (xa_load(xa, idx))
+			xa_erase(xa, idx);
+		return;
+	}
+	/* Stamped like a history entry, for kmmscand_xa_sweep(). */
+	xa_store(xa, idx, xa_mk_value(kmmscand_hist_val(1, w->ms->seq)),
+		 GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+}
+
+static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
+			      unsigned long next, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	unsigned long end = next, done;
+	pmd_t pmde;
+
+	if (!w->budget || kthread_should_stop() ||
+	    mmap_lock_is_contended(walk->mm)) {
+		w->stop_addr = addr;
+		return KMMSCAND_WALK_STOP;
+	}
+	cond_resched();
+
+	/* A quick pass only looks at tables that held slow-tier pages. */
+	if (w->quick && !xa_load(&w->ms->slow_tables, addr >> PMD_SHIFT)) {
+		w->budget--;
+		return 0;
+	}
+	w->slow_seen = false;
+
+	pmde = pmdp_get_lockless(pmd);
+	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && pmd_trans_huge(pmde) &&
+	    kmmscand_pmd_huge(pmd, addr, next, walk))
+		goto out;
+
+	if (kmmscand_pmd_skip_table(pmd, pmde, addr, next, walk)) {
+		/* Still a slow-tier table as far as we know. */
+		w->slow_seen = !!xa_load(&w->ms->slow_tables,
+					 addr >> PMD_SHIFT);
+		goto out;
+	}
+
+	/* Do not examine more PTEs than the budget allows. */
+	if ((end - addr) >> PAGE_SHIFT > w->budget)
+		end = addr + (w->budget << PAGE_SHIFT);
+
+	done = kmmscand_scan_ptes(pmd, addr, end, walk);
+	if (!done) {
+		/*
+		 * Raced with a THP collapse or a page table being freed.
+		 * If the budget clipped this table, the next visit resumes
+		 * here rather than past a range that was never looked at.
+		 */
+		w->budget--;
+		if (end != next) {
+			w->stop_addr = addr;
+			return KMMSCAND_WALK_STOP;
+		}
+		return 0;
+	}
+	w->scanned += (done - addr) >> PAGE_SHIFT;
+	w->budget -= min(w->budget, (done - addr) >> PAGE_SHIFT);
+	if (done != next) {
+		w->stop_addr = done;
+		kmmscand_note_table(w, addr);
+		return KMMSCAND_WALK_STOP;
+	}
+out:
+	kmmscand_note_table(w, addr);
+	if (w->queue_full) {
+		w->stop_addr = next;
+		return KMMSCAND_WALK_STOP;
+	}
+	return 0;
 }
 
 static const struct mm_walk_ops kmmscand_walk_ops = {
@@ -739,16 +952,16 @@ static const struct mm_walk_ops kmmscand_walk_ops = {
 	.walk_lock	= PGWALK_RDLOCK,
 };
 
-/* Erase history entries the pass that just ended did not touch. */
-static void kmmscand_hist_sweep(struct kmmscand_mm_slot *ms)
+/* Erase entries of @xa whose pass stamp is not @seq. */
+static void kmmscand_xa_sweep(struct xarray *xa, u8 seq)
 {
 	unsigned long idx;
 	void *entry;
 
-	xa_for_each(&ms->history, idx, entry) {
+	xa_for_each(xa, idx, entry) {
 		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) &
-		     KMMSCAND_SEQ_MASK) != ms->seq)
-			xa_erase(&ms->history, idx);
+		     KMMSCAND_SEQ_MASK) != seq)
+			xa_erase(xa, idx);
 		cond_resched();
 	}
 }
@@ -757,59 +970,151 @@ static void kmmscand_hist_sweep(struct kmmscand_mm_slot *ms)
 static void kmmscand_slot_reset(struct kmmscand_mm_slot *ms)
 {
 	xa_destroy(&ms->history);
+	xa_destroy(&ms->slow_tables);
+	ms->in_pass = false;
 	ms->cursor = 0;
 	ms->cand_cur = 0;
+	ms->warm = 0;
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->period_ms);
+	ms->next_full = ms->next_scan;
 }
 
+/*
+ * A pass ended.  Called without mmap_lock: the history belongs to the
+ * scanner thread alone.
+ *
+ * After a full pass, the period and budget adapt to what the passes since
+ * the last full one found.  Between full passes, quick passes over the
+ * tables that held slow-tier pages run every scan_period_min_ms, so that
+ * a new hot set on the slow tier is seen within a short period even when
+ * the full passes have backed off to scan_period_max_ms.
+ */
 static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 {
 	struct mm_struct *mm = ms->slot.mm;
 	unsigned int pmin = READ_ONCE(kmmscand_scan_period_min_ms);
 	unsigned int pmax = READ_ONCE(kmmscand_scan_period_max_ms);
+	unsigned long now = jiffies;
 
-	ms->period_ms = kmmscand_next_period(ms->period_ms, ms->cand_last,
-					     ms->cand_cur, pmin, pmax);
-	ms->budget = kmmscand_next_budget(ms->budget, ms->cand_last,
-					  ms->cand_cur,
-					  READ_ONCE(kmmscand_scan_size));
-	kmmscand_hist_sweep(ms);
+	kmmscand_xa_sweep(&ms->history, ms->seq);
+	if (!ms->quick) {
+		kmmscand_xa_sweep(&ms->slow_tables, ms->seq);
+		ms->period_ms = kmmscand_next_period(ms->period_ms, ms->cand_last,
+						     ms->cand_cur, ms->warm,
+						     pmin, pmax);
+		ms->budget = kmmscand_next_budget(ms->budget, ms->cand_last,
+						  ms->cand_cur, ms->warm,
+						  READ_ONCE(kmmscand_scan_size));
+		memcpy(ms->footprint + nr_node_ids, ms->footprint,
+		       nr_node_ids * sizeof(*ms->footprint));
+		ms->cand_last = ms->cand_cur;
+		ms->next_full = now + msecs_to_jiffies(ms->period_ms);
+	}
 	count_vm_event(KMMSCAND_MM_SCAN);
 	trace_kmmscand_scan_end(mm, ms->scanned, ms->pmd_skipped, ms->young,
 				ms->cand_cur, ms->period_ms, ms->budget);
 
-	memcpy(ms->footprint + nr_node_ids, ms->footprint,
-	       nr_node_ids * sizeof(*ms->footprint));
-	ms->cand_last = ms->cand_cur;
 	ms->passes++;
+	ms->in_pass = false;
 	ms->cursor = 0;
-	ms->next_scan = jiffies + msecs_to_jiffies(ms->period_ms);
+	ms->next_scan = ms->next_full;
+	/* Confirm what this pass found young, and watch slow-tier tables. */
+	if (ms->warm || ms->cand_cur ||
+	    (ms->watch && !xa_empty(&ms->slow_tables)))
+		ms->next_scan = min_t(unsigned long, ms->next_scan,
+				      now + msecs_to_jiffies(pmin));
+	if (!ms->quick) {
+		ms->cand_cur = 0;
+		ms->warm = 0;
+	}
 }
 
 static void kmmscand_pass_start(struct kmmscand_mm_slot *ms)
 {
+	ms->in_pass = true;
+	ms->cursor = 0;
+	ms->quick = ms->passes && time_before(jiffies, ms->next_full);
 	ms->seq++;
-	ms->cand_cur = 0;
 	ms->scanned = 0;
 	ms->pmd_skipped = 0;
 	ms->young = 0;
-	memset(ms->footprint, 0, nr_node_ids * sizeof(*ms->footprint));
+	if (!ms->quick)
+		memset(ms->footprint, 0, nr_node_ids * sizeof(*ms->footprint));
 	trace_kmmscand_scan_start(ms->slot.mm, ms->period_ms, ms->budget);
 }
 
-static void kmmscand_prepare_walk(struct kmmscand_walk *w,
-				  struct kmmscand_mm_slot *ms)
+/*
+ * Is there room on @nid for promotion to skip the K-of-N confirmation?
+ * As NUMA balancing's pgdat_free_space_enough(): free memory above the
+ * promotion watermark of some zone beyond a sixteenth of the node.
+ */
+static bool kmmscand_node_ample(int nid)
 {
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long enough = pgdat->node_present_pages >> 4;
+	int z;
+
+	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (managed_zone(zone) &&
+		    zone_watermark_ok(zone, 0, promo_wmark_pages(zone) + enough,
+				      ZONE_MOVABLE, 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The pfn spans of the top-tier nodes, so that top-tier pages can be
+ * counted without reading their struct page.  Left empty when a top-tier
+ * span overlaps a slow-tier one (interleaved node memory) or there are
+ * more top-tier nodes than fit.
+ */
+static void kmmscand_prepare_spans(struct kmmscand_walk *w)
+{
+	int nid, other;
+
+	w->nr_spans = 0;
+	for_each_node_mask(nid, w->toptier) {
+		unsigned long start = node_start_pfn(nid);
+		unsigned long end = node_end_pfn(nid);
+
+		for_each_node_state(other, N_MEMORY) {
+			if (node_isset(other, w->toptier))
+				continue;
+			if (start < node_end_pfn(other) &&
+			    node_start_pfn(other) < end)
+				goto none;
+		}
+		if (w->nr_spans == ARRAY_SIZE(w->span))
+			goto none;
+		w->span[w->nr_spans].start = start;
+		w->span[w->nr_spans].end = end;
+		w->span[w->nr_spans].nid = nid;
+		w->nr_spans++;
+	}
+	return;
+none:
+	w->nr_spans = 0;
+}
+
+static void kmmscand_prepare_walk(struct kmmscand_walk *w,
+				  struct kmmscand_mm_slot *ms,
+				  unsigned long round_budget)
+{
+	unsigned int k = READ_ONCE(kmmscand_hot_threshold);
 	int nid;
 
 	/* A changed scan_size applies from this visit on. */
 	ms->budget = kmmscand_clamp_budget(ms->budget,
 					   READ_ONCE(kmmscand_scan_size));
 	w->ms = ms;
-	w->budget = ms->budget;
+	w->budget = min_t(unsigned long, ms->budget, round_budget);
 	w->stop_addr = 0;
+	w->quick = ms->quick;
 	w->hist_n = READ_ONCE(kmmscand_hot_history);
-	w->hot_k = min(READ_ONCE(kmmscand_hot_threshold), w->hist_n);
+	w->hot_k = min(k, w->hist_n);
 	/*
 	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
 	 * non-leaf PMD Accessed bit is clear: clearing it would hide the
@@ -820,17 +1125,34 @@ static void kmmscand_prepare_walk(struct kmmscand_walk *w,
 	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
 	w->target_override = READ_ONCE(kmmscand_target_node);
 	w->last_queued = NULL;
+	w->queue_full = false;
+	w->pmd_cleared = false;
 	w->scanned = 0;
 	w->pmd_skipped = 0;
 	w->young = 0;
 	w->thp_young = 0;
+	w->warm = 0;
 	w->candidates = 0;
 	w->drops = 0;
 	nodes_clear(w->toptier);
-	for_each_node_state(nid, N_MEMORY)
-		if (node_is_toptier(nid))
-			node_set(nid, w->toptier);
-	kmmscand_owner_nodes(ms->slot.mm, &w->owner_allowed);
+	nodes_clear(w->ample);
+	for_each_node_state(nid, N_MEMORY) {
+		if (!node_is_toptier(nid))
+			continue;
+		node_set(nid, w->toptier);
+		/*
+		 * With room to spare on the target, a page found young again
+		 * after a pass cleared it is hot: the K-of-N rule rations
+		 * promotion only when the top tier is tight.  An mm's first
+		 * pass only clears: anything it finds young may be a page
+		 * touched once when it was set up.
+		 */
+		if (ms->passes && k > 1 && kmmscand_node_ample(nid))
+			node_set(nid, w->ample);
+	}
+	kmmscand_prepare_spans(w);
+	kmmscand_owner_nodes(ms->slot.mm, &w->owner_cpuset, &w->owner_allowed,
+			     &w->owner_mof);
 }
 
 static void kmmscand_flush_counts(struct kmmscand_walk *w)
@@ -840,6 +1162,7 @@ static void kmmscand_flush_counts(struct kmmscand_walk *w)
 	ms->scanned += w->scanned;
 	ms->pmd_skipped += w->pmd_skipped;
 	ms->young += w->young;
+	ms->warm += w->warm;
 	ms->cand_cur += w->candidates;
 	count_vm_events(KMMSCAND_PTE_SCANNED, w->scanned);
 	count_vm_events(KMMSCAND_PMD_SKIPPED, w->pmd_skipped);
@@ -850,19 +1173,23 @@ static void kmmscand_flush_counts(struct kmmscand_walk *w)
 }
 
 /*
- * One visit: examine at most ms->budget PTE slots of the mm from its
- * cursor.  Returns true if candidates were queued.
+ * One visit: examine at most ms->budget PTE slots (and no more than
+ * @round_budget) of the mm from its cursor.  Returns the PTE slots used;
+ * *@queued is set if candidates were queued.
  */
-static bool kmmscand_visit(struct kmmscand_mm_slot *ms)
+static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
+				    unsigned long round_budget, bool *queued)
 {
 	struct kmmscand_walk *w = &kmmscand_walk_state;
 	struct mm_struct *mm = ms->slot.mm;
-	bool queued = false;
+	struct mem_cgroup *memcg, *old_memcg;
+	unsigned long used = 0;
+	bool ended = false;
 	int err;
 
 	/* Pins the address space: __kmmscand_exit() cannot run meanwhile. */
 	if (!mmget_not_zero(mm))
-		return false;
+		return 0;
 
 	if (test_bit(MMF_KMMSCAND_OFF, &mm->flags)) {
 		kmmscand_slot_reset(ms);
@@ -880,29 +1207,49 @@ static bool kmmscand_visit(struct kmmscand_mm_slot *ms)
 	}
 	/* Re-check under the lock: prctl() sets the bit under mmap_lock. */
 	if (check_stable_address_space(mm) ||
-	    test_bit(MMF_KMMSCAND_OFF, &mm->flags))
-		goto out_unlock;
+	    test_bit(MMF_KMMSCAND_OFF, &mm->flags)) {
+		mmap_read_unlock(mm);
+		goto out;
+	}
 
-	kmmscand_prepare_walk(w, ms);
-	if (!ms->cursor)
+	/* The history of this mm's pages is charged to its memcg. */
+	memcg = get_mem_cgroup_from_mm(mm);
+	old_memcg = set_active_memcg(memcg);
+	if (!ms->in_pass)
 		kmmscand_pass_start(ms);
+	kmmscand_prepare_walk(w, ms, round_budget);
 	err = walk_page_range(mm, ms->cursor, mm->task_size,
 			      &kmmscand_walk_ops, w);
 	kmmscand_flush_counts(w);
-	queued = w->candidates && !w->detect_only;
+	*queued |= w->candidates && !w->detect_only;
+	ms->watch = w->pmd_skip && arch_has_hw_nonleaf_pmd_young() &&
+		    !mm_has_notifiers(mm);
+	used = min_t(unsigned long, ms->budget, round_budget) - w->budget;
 
 	if (err == KMMSCAND_WALK_STOP && w->stop_addr < mm->task_size) {
-		/* Budget used up or lock contended: continue here next time. */
-		ms->cursor = max(w->stop_addr, 1UL);
+		/* Budget used up, lock contended or queue full: go on later. */
+		ms->cursor = PAGE_ALIGN(w->stop_addr);
 	} else {
-		kmmscand_pass_end(ms);
+		ended = true;
 	}
-out_unlock:
+	/*
+	 * Clearing a non-leaf PMD Accessed bit without an invalidation
+	 * leaves the CPU free to keep using a cached copy of the entry,
+	 * and then only the PTE Accessed bits get set: a later pass would
+	 * skip a table with young PTEs.  One flush of the mm per visit that
+	 * cleared any makes the next walk through the table set it again.
+	 */
+	if (w->pmd_cleared)
+		flush_tlb_mm(mm);
 	mmap_read_unlock(mm);
+	if (ended)
+		kmmscand_pass_end(ms);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 out:
 	/* The final put may run __mmput(); keep that off this thread. */
 	mmput_async(mm);
-	return queued;
+	return used;
 }
 
 /* Free the slot if its mm is gone.  Called with kmmscand_mm_lock held. */
@@ -936,30 +1283,62 @@ static void kmmscand_release(struct kmmscand_mm_slot *ms)
 static bool kmmscand_due(struct kmmscand_mm_slot *ms)
 {
 	/* A pass in progress continues on every round. */
-	return ms->cursor || time_after_eq(jiffies, ms->next_scan);
+	return ms->in_pass || time_after_eq(jiffies, ms->next_scan);
 }
 
-/* Is there a node with memory below the top tier, i.e. anything to promote? */
-static bool kmmscand_have_slow_tier(void)
+/*
+ * A slow tier came online after processes were created unregistered:
+ * register every user mm that is neither registered nor opted out, a few
+ * at a time (registration allocates, which the RCU walk of the task list
+ * cannot do).
+ */
+static void kmmscand_register_all(void)
 {
-	int nid;
+	struct mm_struct *batch[16];
+	unsigned int i, n, done;
+	struct task_struct *p;
 
-	for_each_node_state(nid, N_MEMORY)
-		if (!node_is_toptier(nid))
-			return true;
-	return false;
+	do {
+		n = 0;
+		rcu_read_lock();
+		for_each_process(p) {
+			struct mm_struct *mm;
+
+			if (p->flags & PF_KTHREAD)
+				continue;
+			task_lock(p);
+			mm = p->mm;
+			if (mm && !test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
+			    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
+			    mmget_not_zero(mm))
+				batch[n++] = mm;
+			task_unlock(p);
+			if (n == ARRAY_SIZE(batch))
+				break;
+		}
+		rcu_read_unlock();
+		for (i = 0, done = 0; i < n; i++) {
+			__kmmscand_enter(batch[i]);
+			done += test_bit(MMF_VM_KMMSCAND, &batch[i]->flags);
+			mmput_async(batch[i]);
+		}
+		cond_resched();
+		/* Stop when out of memory rather than retry the same mms. */
+	} while (n == ARRAY_SIZE(batch) && done && !kthread_should_stop());
 }
 
 /*
  * One round: visit every due mm once, in list order, up to the last mm
- * registered before the round started.  Returns the number of jiffies
- * until the next mm is due.
+ * registered before the round started, examining at most scan_size PTE
+ * slots in all, however many mms are in mid-pass.  Returns the number of
+ * jiffies until the next mm is due.
  */
 static unsigned long kmmscand_round(void)
 {
 	unsigned long min_sleep = msecs_to_jiffies(KMMSCAND_SLEEP_MIN_MS);
 	unsigned long max_sleep =
 		msecs_to_jiffies(READ_ONCE(kmmscand_scan_period_min_ms));
+	unsigned long budget = READ_ONCE(kmmscand_scan_size);
 	unsigned long sleep = max_sleep;
 	struct kmmscand_mm_slot *ms, *next;
 	struct mm_slot *slot;
@@ -971,9 +1350,15 @@ static unsigned long kmmscand_round(void)
 	 * so do not touch any page table.  Look again after the longest scan
 	 * period, in case a slow tier came online.
 	 */
-	if (!kmmscand_have_slow_tier())
+	if (!kmmscand_have_slow_tier()) {
+		kmmscand_tiered = false;
 		return max(msecs_to_jiffies(READ_ONCE(kmmscand_scan_period_max_ms)),
 			   min_sleep);
+	}
+	if (!kmmscand_tiered) {
+		kmmscand_tiered = true;
+		kmmscand_register_all();
+	}
 
 	spin_lock(&kmmscand_mm_lock);
 	if (list_empty(&kmmscand_scan.mm_head)) {
@@ -988,11 +1373,11 @@ static unsigned long kmmscand_round(void)
 		kmmscand_scan.mm_slot = ms;
 		spin_unlock(&kmmscand_mm_lock);
 
-		if (kmmscand_due(ms))
-			queued |= kmmscand_visit(ms);
+		if (budget && kmmscand_due(ms))
+			budget -= min(budget, kmmscand_visit(ms, budget, &queued));
 		/* Also between mms that are not due: the list may be long. */
 		cond_resched();
-		if (ms->cursor)
+		if (ms->in_pass)
 			sleep = min_sleep;
 		else if (time_before(jiffies, ms->next_scan))
 			sleep = min(sleep, ms->next_scan - jiffies);
@@ -1008,6 +1393,23 @@ static unsigned long kmmscand_round(void)
 			if (next->round == round)
 				next = NULL;
 		}
+		/*
+		 * The round's budget is used up: the next round starts at
+		 * @next, so that the mms at the end of the list get their
+		 * turn however busy the ones before them are.
+		 */
+		if (!budget && next) {
+			list_rotate_to_front(&next->slot.mm_node,
+					     &kmmscand_scan.mm_head);
+			next = NULL;
+		}
+		/*
+		 * Decide to end the round before handing the registry position
+		 * to @next: __kmmscand_exit() leaves the slot the scanner is
+		 * on to the scanner, and a round that ended would strand it.
+		 */
+		if (kthread_should_stop() || !READ_ONCE(kmmscand_enabled))
+			next = NULL;
 		if (kmmscand_collect(ms)) {
 			/* Keep @next from being freed while we drop the lock. */
 			kmmscand_scan.mm_slot = next;
@@ -1016,8 +1418,6 @@ static unsigned long kmmscand_round(void)
 			spin_lock(&kmmscand_mm_lock);
 		}
 		ms = next;
-		if (kthread_should_stop() || !READ_ONCE(kmmscand_enabled))
-			break;
 	}
 	kmmscand_scan.mm_slot = NULL;
 	spin_unlock(&kmmscand_mm_lock);
@@ -1119,27 +1519,6 @@ int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on)
 	return 0;
 }
 
-/**
- * kmmscand_promo_wmark_active - should kswapd reclaim up to WMARK_PROMO
- *
- * While kmmscand may promote, kswapd on a top-tier node keeps free memory
- * up to the promotion watermark, as it does for NUMA balancing's tiering
- * mode; otherwise the migrator's watermark guard could defer forever.
- *
- * Context: any context (kswapd); lockless, never sleeps.
- *
- * Return: true if kmmscand started, is enabled with a nonzero promotion
- * rate, and a node with memory is below the top tier.
- */
-bool kmmscand_promo_wmark_active(void)
-{
-	if (!READ_ONCE(kmmscand_ready) || !READ_ONCE(kmmscand_enabled) ||
-	    !READ_ONCE(kmmscand_promote_rate_mbps))
-		return false;
-	/* Only where there is a slow tier to promote from. */
-	return kmmscand_have_slow_tier();
-}
-
 /* sysfs: /sys/kernel/mm/kmmscand/ */
 
 static void kmmscand_tunables_changed(void)
@@ -1149,288 +1528,135 @@ static void kmmscand_tunables_changed(void)
 	kmmscand_migrate_wake(true);
 }
 
-static ssize_t kmmscand_store_uint(const char *buf, size_t count,
-				   unsigned int *var, unsigned int min,
-				   unsigned int max)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val < min || val > max)
-		return -EINVAL;
-	WRITE_ONCE(*var, val);
-	return count;
-}
-
-static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_enabled));
-}
-
-static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
-			     const char *buf, size_t count)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val > 1)
-		return -EINVAL;
-	mutex_lock(&kmmscand_mutex);
-	WRITE_ONCE(kmmscand_enabled, val);
-	mutex_unlock(&kmmscand_mutex);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static struct kobj_attribute enabled_attr = __ATTR_RW_MODE(enabled, 0644);
-
-static ssize_t scan_period_min_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_period_min_ms));
-}
-
-static ssize_t scan_period_min_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_min_ms,
-				  KMMSCAND_PERIOD_FLOOR_MS,
-				  kmmscand_scan_period_max_ms);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_period_min_ms_attr =
-	__ATTR_RW_MODE(scan_period_min_ms, 0644);
-
-static ssize_t scan_period_max_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_period_max_ms));
-}
-
-static ssize_t scan_period_max_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_period_max_ms,
-				  kmmscand_scan_period_min_ms,
-				  KMMSCAND_PERIOD_CEIL_MS);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_period_max_ms_attr =
-	__ATTR_RW_MODE(scan_period_max_ms, 0644);
-
-static ssize_t scan_size_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_scan_size));
-}
-
-static ssize_t scan_size_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_scan_size,
-				  KMMSCAND_SCAN_SIZE_MIN, KMMSCAND_SCAN_SIZE_MAX);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute scan_size_attr = __ATTR_RW_MODE(scan_size, 0644);
-
-static ssize_t hot_history_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_hot_history));
-}
-
-static ssize_t hot_history_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_hot_history,
-				  max(kmmscand_hot_threshold, 1U),
-				  KMMSCAND_HISTORY_MAX);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute hot_history_attr =
-	__ATTR_RW_MODE(hot_history, 0644);
-
-static ssize_t hot_threshold_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_hot_threshold));
-}
-
-static ssize_t hot_threshold_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	mutex_lock(&kmmscand_mutex);
-	ret = kmmscand_store_uint(buf, count, &kmmscand_hot_threshold, 1,
-				  kmmscand_hot_history);
-	mutex_unlock(&kmmscand_mutex);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute hot_threshold_attr =
-	__ATTR_RW_MODE(hot_threshold, 0644);
-
-static ssize_t kmmscand_store_bool(const char *buf, size_t count, bool *var)
-{
-	unsigned int val;
-
-	if (kstrtouint(buf, 10, &val) || val > 1)
-		return -EINVAL;
-	WRITE_ONCE(*var, val);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static ssize_t pmd_skip_show(struct kobject *kobj,
-			     struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_pmd_skip));
-}
-
-static ssize_t pmd_skip_store(struct kobject *kobj,
-			      struct kobj_attribute *attr,
-			      const char *buf, size_t count)
-{
-	return kmmscand_store_bool(buf, count, &kmmscand_pmd_skip);
-}
-
-static struct kobj_attribute pmd_skip_attr = __ATTR_RW_MODE(pmd_skip, 0644);
-
-static ssize_t tlb_flush_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_tlb_flush));
-}
-
-static ssize_t tlb_flush_store(struct kobject *kobj,
-			       struct kobj_attribute *attr,
-			       const char *buf, size_t count)
-{
-	return kmmscand_store_bool(buf, count, &kmmscand_tlb_flush);
-}
-
-static struct kobj_attribute tlb_flush_attr = __ATTR_RW_MODE(tlb_flush, 0644);
-
-static ssize_t migrate_batch_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_migrate_batch));
-}
-
-static ssize_t migrate_batch_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	ret = kmmscand_store_uint(buf, count, &kmmscand_migrate_batch, 1,
-				  KMMSCAND_BATCH_MAX);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute migrate_batch_attr =
-	__ATTR_RW_MODE(migrate_batch, 0644);
-
-static ssize_t promote_rate_limit_mbps_show(struct kobject *kobj,
-					    struct kobj_attribute *attr,
-					    char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(kmmscand_promote_rate_mbps));
-}
-
-static ssize_t promote_rate_limit_mbps_store(struct kobject *kobj,
-					     struct kobj_attribute *attr,
-					     const char *buf, size_t count)
-{
-	ssize_t ret;
-
-	ret = kmmscand_store_uint(buf, count, &kmmscand_promote_rate_mbps, 0,
-				  KMMSCAND_RATE_MAX_MBPS);
-	if (ret > 0)
-		kmmscand_tunables_changed();
-	return ret;
-}
-
-static struct kobj_attribute promote_rate_limit_mbps_attr =
-	__ATTR_RW_MODE(promote_rate_limit_mbps, 0644);
-
-static ssize_t target_node_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_target_node));
-}
-
-static ssize_t target_node_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
-{
-	int nid;
-
-	if (kstrtoint(buf, 10, &nid))
-		return -EINVAL;
-	if (nid != NUMA_NO_NODE &&
-	    (nid < 0 || nid >= nr_node_ids || !node_online(nid) ||
-	     !node_state(nid, N_MEMORY) || !node_is_toptier(nid)))
-		return -EINVAL;
-	WRITE_ONCE(kmmscand_target_node, nid);
-	kmmscand_tunables_changed();
-	return count;
-}
-
-static struct kobj_attribute target_node_attr =
-	__ATTR_RW_MODE(target_node, 0644);
-
-static struct attribute *kmmscand_attrs[] = {
-	&enabled_attr.attr,
-	&scan_period_min_ms_attr.attr,
-	&scan_period_max_ms_attr.attr,
-	&scan_size_attr.attr,
-	&hot_history_attr.attr,
-	&hot_threshold_attr.attr,
-	&pmd_skip_attr.attr,
-	&tlb_flush_attr.attr,
-	&migrate_batch_attr.attr,
-	&promote_rate_limit_mbps_attr.attr,
-	&target_node_attr.attr,
-	NULL,
+/*
+ * One descriptor per tunable: where it lives, its type and its range.  A
+ * bound may be another tunable (scan_period_min_ms <= scan_period_max_ms,
+ * hot_threshold <= hot_history), read under kmmscand_mutex, which every
+ * store holds, so two stores can never leave the pair inverted.
+ */
+enum kmmscand_tunable_type {
+	KMMSCAND_T_UINT,
+	KMMSCAND_T_BOOL,
+	KMMSCAND_T_NODE,	/* -1 or a top-tier node with memory */
 };
+
+struct kmmscand_tunable {
+	struct kobj_attribute attr;
+	void *var;
+	enum kmmscand_tunable_type type;
+	unsigned int min, max;
+	const unsigned int *min_var, *max_var;
+};
+
+#define KMMSCAND_UINT(_name, _var, _min, _max, _min_var, _max_var)	\
+	{								\
+		.attr = __ATTR(_name, 0644, kmmscand_tunable_show,	\
+			       kmmscand_tunable_store),			\
+		.var = &(_var), .type = KMMSCAND_T_UINT,		\
+		.min = (_min), .max = (_max),				\
+		.min_var = (_min_var), .max_var = (_max_var),		\
+	}
+
+#define KMMSCAND_BOOL(_name, _var)					\
+	{								\
+		.attr = __ATTR(_name, 0644, kmmscand_tunable_show,	\
+			       kmmscand_tunable_store),			\
+		.var = &(_var), .type = KMMSCAND_T_BOOL, .max = 1,	\
+	}
+
+static ssize_t kmmscand_tunable_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	struct kmmscand_tunable *t =
+		container_of(attr, struct kmmscand_tunable, attr);
+
+	switch (t->type) {
+	case KMMSCAND_T_BOOL:
+		return sysfs_emit(buf, "%d\n", READ_ONCE(*(bool *)t->var));
+	case KMMSCAND_T_NODE:
+		return sysfs_emit(buf, "%d\n", READ_ONCE(*(int *)t->var));
+	default:
+		return sysfs_emit(buf, "%u\n",
+				  READ_ONCE(*(unsigned int *)t->var));
+	}
+}
+
+static bool kmmscand_valid_target(int nid)
+{
+	return nid == NUMA_NO_NODE ||
+	       (nid >= 0 && nid < nr_node_ids && node_online(nid) &&
+		node_state(nid, N_MEMORY) && node_is_toptier(nid));
+}
+
+static ssize_t kmmscand_tunable_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	struct kmmscand_tunable *t =
+		container_of(attr, struct kmmscand_tunable, attr);
+	unsigned int val = 0, lo = t->min, hi = t->max;
+	int nid = NUMA_NO_NODE;
+
+	if (t->type == KMMSCAND_T_NODE) {
+		if (kstrtoint(buf, 10, &nid) || !kmmscand_valid_target(nid))
+			return -EINVAL;
+	} else if (kstrtouint(buf, 10, &val)) {
+		return -EINVAL;
+	}
+
+	mutex_lock(&kmmscand_mutex);
+	if (t->min_var)
+		lo = max(lo, *t->min_var);
+	if (t->max_var)
+		hi = min(hi, *t->max_var);
+	if (t->type != KMMSCAND_T_NODE && (val < lo || val > hi)) {
+		mutex_unlock(&kmmscand_mutex);
+		return -EINVAL;
+	}
+	switch (t->type) {
+	case KMMSCAND_T_BOOL:
+		WRITE_ONCE(*(bool *)t->var, val);
+		break;
+	case KMMSCAND_T_NODE:
+		WRITE_ONCE(*(int *)t->var, nid);
+		break;
+	default:
+		WRITE_ONCE(*(unsigned int *)t->var, val);
+	}
+	mutex_unlock(&kmmscand_mutex);
+	kmmscand_tunables_changed();
+	return count;
+}
+
+/* See Documentation/ABI/testing/sysfs-kernel-mm-kmmscand for each file. */
+static struct kmmscand_tunable kmmscand_tunables[] = {
+	KMMSCAND_BOOL(enabled, kmmscand_enabled),
+	KMMSCAND_UINT(scan_period_min_ms, kmmscand_scan_period_min_ms,
+		      KMMSCAND_PERIOD_FLOOR_MS, KMMSCAND_PERIOD_CEIL_MS,
+		      NULL, &kmmscand_scan_period_max_ms),
+	KMMSCAND_UINT(scan_period_max_ms, kmmscand_scan_period_max_ms,
+		      KMMSCAND_PERIOD_FLOOR_MS, KMMSCAND_PERIOD_CEIL_MS,
+		      &kmmscand_scan_period_min_ms, NULL),
+	KMMSCAND_UINT(scan_size, kmmscand_scan_size, KMMSCAND_SCAN_SIZE_MIN,
+		      KMMSCAND_SCAN_SIZE_MAX, NULL, NULL),
+	KMMSCAND_UINT(hot_history, kmmscand_hot_history, 1,
+		      KMMSCAND_HISTORY_MAX, &kmmscand_hot_threshold, NULL),
+	KMMSCAND_UINT(hot_threshold, kmmscand_hot_threshold, 1,
+		      KMMSCAND_HISTORY_MAX, NULL, &kmmscand_hot_history),
+	KMMSCAND_BOOL(pmd_skip, kmmscand_pmd_skip),
+	KMMSCAND_BOOL(tlb_flush, kmmscand_tlb_flush),
+	KMMSCAND_UINT(migrate_batch, kmmscand_migrate_batch, 1,
+		      KMMSCAND_BATCH_MAX, NULL, NULL),
+	KMMSCAND_UINT(promote_rate_limit_mbps, kmmscand_promote_rate_mbps, 0,
+		      KMMSCAND_RATE_MAX_MBPS, NULL, NULL),
+	{
+		.attr = __ATTR(target_node, 0644, kmmscand_tunable_show,
+			       kmmscand_tunable_store),
+		.var = &kmmscand_target_node, .type = KMMSCAND_T_NODE,
+	},
+};
+
+static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 1];
 
 static const struct attribute_group kmmscand_attr_group = {
 	.attrs = kmmscand_attrs,
@@ -1439,6 +1665,7 @@ static const struct attribute_group kmmscand_attr_group = {
 
 static int __init kmmscand_init(void)
 {
+	unsigned int i;
 	int err;
 
 	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
@@ -1451,6 +1678,8 @@ static int __init kmmscand_init(void)
 	if (err)
 		goto err_cache;
 
+	for (i = 0; i < ARRAY_SIZE(kmmscand_tunables); i++)
+		kmmscand_attrs[i] = &kmmscand_tunables[i].attr.attr;
 	err = sysfs_create_group(mm_kobj, &kmmscand_attr_group);
 	if (err) {
 		pr_err("failed to register sysfs group: %d\n", err);

@@ -2,13 +2,15 @@
 /*
  * kmmscand_migrate: promote the hot slow-tier folios found by kmmscand.
  *
- * The scanner hands candidates over through a bounded queue: a folio with a
- * reference, the mm it was found in (an opaque key for purging, never
- * dereferenced here), the target node and its size.  It never blocks: when
- * the queue is full the candidate is dropped.
+ * The scanner hands candidates over through a bounded queue: the PFN of a
+ * folio and what identifies it (mapping and index), the mm it was found in
+ * (an opaque key for purging, never dereferenced here), the target node
+ * and its size.  A queued candidate holds no folio reference.  The scanner
+ * never blocks: when the queue is full it stops its visit and resumes
+ * there later.
  *
- * This thread takes up to migrate_batch pages at a time, revalidates each
- * folio, isolates it and calls migrate_pages() once per target node.  It
+ * This thread takes up to migrate_batch pages at a time, looks each folio
+ * up again and revalidates it, isolates it and calls migrate_pages() once per target node.  It
  * holds back (defers) a batch when
  *  - the token bucket of promote_rate_limit_mbps is empty,
  *  - the target node has no zone above WMARK_HIGH + batch (kswapd, woken
@@ -23,6 +25,8 @@
 #include <linux/gfp.h>
 #include <linux/kmmscand.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
+#include <linux/memory_hotplug.h>
 #include <linux/memory-tiers.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
@@ -50,20 +54,29 @@
 
 /**
  * struct kmmscand_cand - a queued promotion candidate
- * @folio: the folio, with a reference taken by the scanner
+ * @pfn: the first page frame of the folio
+ * @mapping: folio->mapping when it was queued (anon_vma or address_space)
+ * @index: folio->index when it was queued
  * @mm: the mm it was found in; a key for purging, never dereferenced
  * @nid: the target node chosen by the scanner
- * @nr: pages in @folio
+ * @src: the node the folio was on when it was queued (for tracing)
+ * @nr: pages in the folio when it was queued
  * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
  *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
- * @pfn: folio_pfn(@folio), its key in kmmscand_queued; 0 once the entry
- *	was put back into the ring (the ring's copy keeps the key)
+ *
+ * A candidate holds no reference on its folio: a queued page stays free to
+ * be split, collapsed, merged by KSM, reused on a write fault, migrated or
+ * freed.  The migrator looks the folio up again by @pfn and only takes it
+ * if it is still the same folio: the same @mapping and @index (see
+ * kmmscand_cand_folio()).
  */
 struct kmmscand_cand {
-	struct folio *folio;
 	unsigned long pfn;
+	void *mapping;
+	pgoff_t index;
 	struct mm_struct *mm;
 	int nid;
+	int src;
 	unsigned int nr;
 	int gone;
 };
@@ -72,11 +85,9 @@ struct kmmscand_cand {
  * The ring of queued candidates and the batch in flight.  Both under
  * kmmscand_queue_lock; the batch contents other than @gone also belong to
  * the migrator, which holds kmmscand_batch_mutex while a batch is out.
- * kmmscand_purged holds the folios a purge took out of the ring until it
- * has put them outside the spinlock; it belongs to kmmscand_purge_mutex.
  *
- * Lock order: kmmscand_purge_mutex, kmmscand_batch_mutex, then the PTL,
- * kmmscand_queue_lock, kmmscand_mm_lock (mm/kmmscand.c).
+ * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
+ * kmmscand_mm_lock (mm/kmmscand.c).
  */
 static struct kmmscand_cand *kmmscand_ring;
 static unsigned int kmmscand_ring_head;
@@ -88,17 +99,13 @@ static unsigned int kmmscand_batch_len;
 static unsigned int kmmscand_nr_held;
 static DEFINE_SPINLOCK(kmmscand_queue_lock);
 /*
- * The PFNs of the folios held by the ring or the batch, so that a folio is
- * queued once: every queued copy holds a folio reference, and a reference
- * that migrate_pages() does not expect makes the migration fail.  A folio
- * shared by several mms, or found hot again while its batch was deferred,
- * would otherwise be queued again and block its own promotion.  Updated
- * under kmmscand_queue_lock; a failed insertion only allows a duplicate.
+ * The PFNs held by the ring or the batch, so that a folio is queued once:
+ * a folio shared by several mms, or found hot again while its batch was
+ * deferred, is not queued (and looked up, and tried) twice.  Updated under
+ * kmmscand_queue_lock; a failed insertion only allows a duplicate.
  */
 static DEFINE_XARRAY(kmmscand_queued);
 static DEFINE_MUTEX(kmmscand_batch_mutex);
-static struct folio **kmmscand_purged;
-static DEFINE_MUTEX(kmmscand_purge_mutex);
 
 static struct task_struct *kmmscand_migrate_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_migrate_wait);
@@ -114,6 +121,7 @@ struct kmmscand_node_rate {
 	unsigned long demoted_base;
 	unsigned long promoted_last;	/* in the last complete window */
 	unsigned long demoted_last;
+	unsigned long need_promo_until;	/* jiffies; see kmmscand_node_has_room() */
 };
 
 static struct kmmscand_node_rate *kmmscand_node_rate;
@@ -130,7 +138,8 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * @nid: target node
  * @nr: pages in @folio
  *
- * Never blocks.  Takes a folio reference that the migrator drops.  A
+ * Never blocks and takes no folio reference: the candidate is recorded by
+ * PFN and identity (mapping, index) and looked up again at batch time.  A
  * folio that is already queued is not queued again.
  *
  * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
@@ -140,9 +149,8 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 			  int nid, unsigned int nr)
 {
-	struct kmmscand_cand *e;
-
 	unsigned long pfn = folio_pfn(folio);
+	struct kmmscand_cand *e;
 
 	spin_lock(&kmmscand_queue_lock);
 	if (xa_load(&kmmscand_queued, pfn)) {
@@ -150,16 +158,18 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 		spin_unlock(&kmmscand_queue_lock);
 		return true;
 	}
-	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN || !folio_try_get(folio)) {
+	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN) {
 		spin_unlock(&kmmscand_queue_lock);
 		return false;
 	}
 	xa_store(&kmmscand_queued, pfn, xa_mk_value(0), GFP_NOWAIT);
 	e = kmmscand_ring_at(kmmscand_ring_len);
-	e->folio = folio;
 	e->pfn = pfn;
+	e->mapping = READ_ONCE(folio->mapping);
+	e->index = folio->index;
 	e->mm = mm;
 	e->nid = nid;
+	e->src = folio_nid(folio);
 	e->nr = nr;
 	e->gone = KMMSCAND_ALIVE;
 	kmmscand_ring_len++;
@@ -178,8 +188,7 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
  * skips them.  For an opt-out, also waits until a batch in flight has
  * finished, so that no page of the mm is promoted after this returns.
  *
- * Context: process context; sleeps (kmmscand_purge_mutex, and for an
- * opt-out kmmscand_batch_mutex).
+ * Context: process context; for an opt-out sleeps (kmmscand_batch_mutex).
  */
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 {
@@ -188,7 +197,6 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 	if (!READ_ONCE(kmmscand_nr_held))
 		goto wait;
 
-	mutex_lock(&kmmscand_purge_mutex);
 	spin_lock(&kmmscand_queue_lock);
 	for (i = 0; i < kmmscand_ring_len; i++) {
 		struct kmmscand_cand *e = kmmscand_ring_at(i);
@@ -201,29 +209,16 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 		}
 		kmmscand_ring_pages -= e->nr;
 		xa_erase(&kmmscand_queued, e->pfn);
-		kmmscand_purged[dropped++] = e->folio;
+		trace_kmmscand_candidate_drop(e->pfn, e->src, why);
+		dropped++;
 	}
 	kmmscand_ring_len = kept;
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
+	/* The batch is sorted before it is published: indices are stable. */
 	for (i = 0; i < kmmscand_batch_len; i++)
 		if (!mm || kmmscand_batch[i].mm == mm)
 			WRITE_ONCE(kmmscand_batch[i].gone, why);
 	spin_unlock(&kmmscand_queue_lock);
-
-	/*
-	 * A folio may have been unmapped (or its mm torn down) since it was
-	 * queued, so ours can be the last reference: freeing the folio is
-	 * not for under a spinlock.
-	 */
-	for (i = 0; i < dropped; i++) {
-		struct folio *folio = kmmscand_purged[i];
-
-		trace_kmmscand_candidate_drop(folio_pfn(folio),
-					      folio_nid(folio), why);
-		folio_put(folio);
-		kmmscand_purged[i] = NULL;
-	}
-	mutex_unlock(&kmmscand_purge_mutex);
 
 	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
 			KMMSCAND_FAIL_STALE, dropped);
@@ -237,8 +232,12 @@ wait:
 /* Put a deferred candidate back at the head of the ring, or drop it. */
 static void kmmscand_requeue(struct kmmscand_cand *e)
 {
+	bool kept = false;
+	int gone;
+
 	spin_lock(&kmmscand_queue_lock);
-	if (e->gone == KMMSCAND_ALIVE &&
+	gone = e->gone;
+	if (gone == KMMSCAND_ALIVE &&
 	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
 		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
 				     KMMSCAND_QUEUE_LEN;
@@ -246,23 +245,20 @@ static void kmmscand_requeue(struct kmmscand_cand *e)
 		kmmscand_ring_len++;
 		kmmscand_ring_pages += e->nr;
 		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
-		e->folio = NULL;
-		/* The ring's copy is still queued. */
-		e->pfn = 0;
+		kept = true;
 	}
 	spin_unlock(&kmmscand_queue_lock);
-	if (e->folio) {
-		trace_kmmscand_candidate_drop(folio_pfn(e->folio),
-					      folio_nid(e->folio),
-					      KMMSCAND_DROP_DEFER);
-		if (e->gone == KMMSCAND_ALIVE)
-			count_vm_event(KMMSCAND_CANDIDATE_DROP);
-		else
-			count_vm_event(e->gone == KMMSCAND_DROP_EXIT ?
-				       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
-		folio_put(e->folio);
-		e->folio = NULL;
+	/* The ring's copy keeps the PFN queued; this one is done. */
+	if (kept) {
+		e->pfn = 0;
+		return;
 	}
+	trace_kmmscand_candidate_drop(e->pfn, e->src, KMMSCAND_DROP_DEFER);
+	if (gone == KMMSCAND_ALIVE)
+		count_vm_event(KMMSCAND_CANDIDATE_DROP);
+	else
+		count_vm_event(gone == KMMSCAND_DROP_EXIT ?
+			       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
 }
 
 /**
@@ -301,13 +297,17 @@ static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
 /*
  * Watermark guard.
  *
- * While kmmscand promotes, kswapd keeps the top-tier nodes up to
- * WMARK_PROMO (mm/vmscan.c, as for NUMA balancing's tiering mode); the
- * band between WMARK_HIGH and WMARK_PROMO is what promotion may use:
+ * The band between WMARK_HIGH and WMARK_PROMO of a top-tier node is what
+ * promotion may use:
  *
  *  - if no zone of the node would stay above WMARK_PROMO after @nr more
- *    pages, wake kswapd on the highest zone so that it refills the band;
+ *    pages, ask kswapd to keep WMARK_PROMO free on this node for a while
+ *    (kmmscand_promo_wmark_active()) and wake it on the highest zone;
  *  - if no zone would even stay above WMARK_HIGH, defer the batch.
+ *
+ * So kswapd's behaviour only changes on a node where promotion actually ran
+ * short of room in the last KMMSCAND_PROMO_WMARK_HOLD_MS, not on every
+ * node of every machine that has kmmscand enabled.
  *
  * "No zone" rather than "any zone" because kswapd itself calls a node
  * balanced when one zone meets the mark (pgdat_balanced()); waiting for
@@ -317,6 +317,8 @@ static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
  * pages above it, below WMARK_PROMO + a 512-page batch, and 326 batches
  * in a row were deferred while only 19 pages moved.
  */
+#define KMMSCAND_PROMO_WMARK_HOLD_MS	10000
+
 static bool kmmscand_node_has_room(int nid, unsigned long nr)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
@@ -340,9 +342,38 @@ static bool kmmscand_node_has_room(int nid, unsigned long nr)
 				      ZONE_MOVABLE, 0))
 			above_high = true;
 	}
-	if (!above_promo && top)
+	if (!above_promo && top) {
+		WRITE_ONCE(kmmscand_node_rate[nid].need_promo_until,
+			   jiffies + msecs_to_jiffies(KMMSCAND_PROMO_WMARK_HOLD_MS));
 		wakeup_kswapd(top, 0, 0, ZONE_MOVABLE);
+	}
 	return above_promo || above_high;
+}
+
+/**
+ * kmmscand_promo_wmark_active - should kswapd reclaim a node up to WMARK_PROMO
+ * @pgdat: the node kswapd balances
+ *
+ * True while kmmscand may promote and, in the last
+ * KMMSCAND_PROMO_WMARK_HOLD_MS, found @pgdat without room for a batch above
+ * WMARK_PROMO.  Then kswapd keeps the promotion band free on that node, as
+ * it does for NUMA balancing's tiering mode; otherwise the migrator's
+ * watermark guard could defer for ever.  Nodes promotion never ran short
+ * on are balanced to WMARK_HIGH, exactly as without kmmscand.
+ *
+ * Context: any context (kswapd); lockless, never sleeps.
+ *
+ * Return: true if kswapd should balance @pgdat to WMARK_PROMO.
+ */
+bool kmmscand_promo_wmark_active(struct pglist_data *pgdat)
+{
+	struct kmmscand_node_rate *r = READ_ONCE(kmmscand_node_rate);
+
+	if (!r || !READ_ONCE(kmmscand_enabled) ||
+	    !READ_ONCE(kmmscand_promote_rate_mbps))
+		return false;
+	return time_before(jiffies,
+			   READ_ONCE(r[pgdat->node_id].need_promo_until));
 }
 
 /* In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from. */
@@ -381,6 +412,33 @@ static bool kmmscand_node_pingpong(int nid, u64 now)
 	       r->demoted_last >= r->promoted_last;
 }
 
+/*
+ * Look a candidate's folio up again, DAMON paddr style: take a reference
+ * only if the page still belongs to an LRU folio that starts at the queued
+ * PFN and still has the queued mapping and index, i.e. it was not freed
+ * and reused for something else meanwhile.  Returns the folio with a
+ * reference, or NULL.
+ */
+static struct folio *kmmscand_cand_folio(const struct kmmscand_cand *e)
+{
+	struct page *page = pfn_to_online_page(e->pfn);
+	struct folio *folio;
+
+	if (!page)
+		return NULL;
+	folio = page_folio(page);
+	if (!folio_test_lru(folio) || !folio_try_get(folio))
+		return NULL;
+	if (unlikely(page_folio(page) != folio || folio_pfn(folio) != e->pfn ||
+		     !folio_test_lru(folio) ||
+		     READ_ONCE(folio->mapping) != e->mapping ||
+		     folio->index != e->index)) {
+		folio_put(folio);
+		return NULL;
+	}
+	return folio;
+}
+
 static bool kmmscand_still_eligible(struct folio *folio, int target)
 {
 	int nid = folio_nid(folio);
@@ -389,6 +447,13 @@ static bool kmmscand_still_eligible(struct folio *folio, int target)
 		return false;
 	if (folio_maybe_dma_pinned(folio) || folio_test_ksm(folio) ||
 	    folio_test_writeback(folio) || folio_test_hugetlb(folio))
+		return false;
+	/*
+	 * migrate_pages() splits a partially mapped large folio, whoever
+	 * asked for the migration.  Promotion is no reason to split: leave
+	 * it to the deferred split queue.
+	 */
+	if (folio_order(folio) > 1 && folio_test_partially_mapped(folio))
 		return false;
 	/* Async migration of dirty file folios mostly fails; as NUMA balancing. */
 	if (folio_is_file_lru(folio) && folio_test_dirty(folio))
@@ -408,16 +473,46 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
 }
 
 /*
+ * Migrate the isolated folios on @folios, all charged to @memcg (NULL
+ * without memcg), to @nid.  Counts the promotions in kmmscand's events and
+ * in pgpromote_success of the node and the memcg, as NUMA balancing does.
+ * Returns the base pages that moved.
+ */
+static unsigned int kmmscand_migrate_list(struct list_head *folios, int nid,
+					  struct mem_cgroup *memcg)
+{
+	unsigned int nr_succeeded = 0;
+
+	if (list_empty(folios))
+		return 0;
+	/*
+	 * nr_succeeded is in base pages and also set when migrate_pages()
+	 * fails with an error; its return value counts folios.
+	 */
+	migrate_pages(folios, kmmscand_alloc_dst, NULL, nid, MIGRATE_ASYNC,
+		      MR_KMMSCAND, &nr_succeeded);
+	if (!list_empty(folios))
+		putback_movable_pages(folios);
+#ifdef CONFIG_NUMA_BALANCING
+	if (nr_succeeded)
+		mod_lruvec_state(mem_cgroup_lruvec(memcg, NODE_DATA(nid)),
+				 PGPROMOTE_SUCCESS, nr_succeeded);
+#endif
+	return nr_succeeded;
+}
+
+/*
  * Promote the candidates [first, last) of the batch, all towards @nid.
  * Returns the pages that were deferred (put back to the queue).
  */
 static unsigned long kmmscand_promote_group(unsigned int first,
 					    unsigned int last, int nid, u64 now)
 {
-	unsigned long pages = 0, isolated = 0, failed;
-	unsigned int i, nr_succeeded = 0;
+	unsigned long pages = 0, isolated = 0, failed, nr_succeeded = 0;
+	struct mem_cgroup *memcg = NULL, *cur = NULL;
 	int reason = KMMSCAND_GROUP_GO;
 	LIST_HEAD(folios);
+	unsigned int i;
 
 	for (i = first; i < last; i++)
 		pages += kmmscand_batch[i].nr;
@@ -441,16 +536,19 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 
 	for (i = first; i < last; i++) {
 		struct kmmscand_cand *e = &kmmscand_batch[i];
-		struct folio *folio = e->folio;
 		int gone = READ_ONCE(e->gone);
+		struct folio *folio = NULL;
 
-		e->folio = NULL;
-		if (gone != KMMSCAND_ALIVE ||
-		    reason == KMMSCAND_GROUP_TARGET_GONE ||
-		    !kmmscand_still_eligible(folio, nid)) {
+		if (gone == KMMSCAND_ALIVE &&
+		    reason != KMMSCAND_GROUP_TARGET_GONE)
+			folio = kmmscand_cand_folio(e);
+		if (folio && !kmmscand_still_eligible(folio, nid)) {
+			folio_put(folio);
+			folio = NULL;
+		}
+		if (!folio) {
 			count_vm_event(gone == KMMSCAND_DROP_EXIT ?
 				       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
-			folio_put(folio);
 			continue;
 		}
 		if (!folio_isolate_lru(folio)) {
@@ -461,6 +559,13 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		node_stat_mod_folio(folio,
 				    NR_ISOLATED_ANON + folio_is_file_lru(folio),
 				    folio_nr_pages(folio));
+		/* One migrate_pages() call per memcg, for pgpromote_success. */
+		if (list_empty(&folios) || folio_memcg(folio) != cur) {
+			nr_succeeded += kmmscand_migrate_list(&folios, nid, memcg);
+			mem_cgroup_put(memcg);
+			cur = folio_memcg(folio);
+			memcg = get_mem_cgroup_from_folio(folio);
+		}
 		/* The folio may have been split since it was queued. */
 		isolated += folio_nr_pages(folio);
 		/* The isolation holds its own reference now. */
@@ -469,26 +574,18 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		/* Remember which entries made it to migrate_pages(). */
 		e->nr = 0;
 	}
-	if (list_empty(&folios))
+	nr_succeeded += kmmscand_migrate_list(&folios, nid, memcg);
+	mem_cgroup_put(memcg);
+	if (!isolated)
 		return 0;
 
-	/*
-	 * nr_succeeded is in base pages and also set when migrate_pages()
-	 * fails with an error; its return value counts folios.  Count and
-	 * trace in base pages only.
-	 */
-	migrate_pages(&folios, kmmscand_alloc_dst, NULL, nid, MIGRATE_ASYNC,
-		      MR_NUMA_MISPLACED, &nr_succeeded);
-	if (!list_empty(&folios))
-		putback_movable_pages(&folios);
-	failed = isolated - min_t(unsigned long, isolated, nr_succeeded);
-
+	failed = isolated - min(isolated, nr_succeeded);
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
 	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
 	count_vm_events(KMMSCAND_FAIL_MIGRATE, failed);
 	kmmscand_node_rate[nid].promoted += nr_succeeded;
 	trace_kmmscand_migrate_batch(isolated, nr_succeeded, failed, nid,
-				     MR_NUMA_MISPLACED);
+				     MR_KMMSCAND);
 
 	/*
 	 * Nothing moved: let the mms involved back off this target.  Only
@@ -572,6 +669,12 @@ static long kmmscand_migrate_once(void)
 		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
 		kmmscand_ring_len--;
 	}
+	/*
+	 * Sort before publishing the batch: kmmscand_queue_purge() marks
+	 * batch entries by index under this lock.
+	 */
+	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
+	     NULL);
 	kmmscand_batch_len = n;
 	spin_unlock(&kmmscand_queue_lock);
 
@@ -579,9 +682,8 @@ static long kmmscand_migrate_once(void)
 	if (pulled < want)
 		kmmscand_bucket.tokens += want - pulled;
 
+	/* Folios faulted in on this CPU may still wait to enter the LRU. */
 	lru_add_drain();
-	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
-	     NULL);
 	for (i = 0; i < n; ) {
 		unsigned int j = i + 1;
 
@@ -643,14 +745,15 @@ static int kmmscand_migrate(void *unused)
 /* Free what kmmscand_migrate_init() allocated (kvfree() copes with NULL). */
 static void __init kmmscand_migrate_free(void)
 {
+	struct kmmscand_node_rate *r = kmmscand_node_rate;
+
 	kvfree(kmmscand_ring);
 	kmmscand_ring = NULL;
 	kvfree(kmmscand_batch);
 	kmmscand_batch = NULL;
-	kvfree(kmmscand_purged);
-	kmmscand_purged = NULL;
-	kfree(kmmscand_node_rate);
-	kmmscand_node_rate = NULL;
+	/* kswapd reads it locklessly (kmmscand_promo_wmark_active()). */
+	WRITE_ONCE(kmmscand_node_rate, NULL);
+	kfree(r);
 }
 
 /**
@@ -670,12 +773,9 @@ int __init kmmscand_migrate_init(void)
 				 GFP_KERNEL);
 	kmmscand_batch = kvcalloc(KMMSCAND_BATCH_MAX, sizeof(*kmmscand_batch),
 				  GFP_KERNEL);
-	kmmscand_purged = kvcalloc(KMMSCAND_QUEUE_LEN, sizeof(*kmmscand_purged),
-				   GFP_KERNEL);
 	kmmscand_node_rate = kcalloc(nr_node_ids, sizeof(*kmmscand_node_rate),
 				     GFP_KERNEL);
-	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_purged ||
-	    !kmmscand_node_rate) {
+	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_node_rate) {
 		kmmscand_migrate_free();
 		return -ENOMEM;
 	}

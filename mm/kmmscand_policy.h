@@ -53,32 +53,63 @@ static inline bool kmmscand_history_hot(unsigned int history, unsigned int k)
 	return hweight32(history) >= max(k, 1U);
 }
 
+/**
+ * kmmscand_is_hot - the hotness rule, with the top tier's room in mind
+ * @prev: the history before this pass (0: none, the page was not seen
+ *	young in the remembered passes)
+ * @history: the history after this pass, bit 0 = young in this pass
+ * @k: number of young passes required when the target is tight
+ * @ample: the target node has room to spare
+ *
+ * A page not young in this pass is never hot.  With room to spare, a page
+ * seen young again after an earlier pass cleared its Accessed bit is hot
+ * (one access after a clearing pass, as NUMA balancing promotes while the
+ * top tier has plenty of free memory); otherwise it takes @k young passes
+ * of the remembered ones.
+ *
+ * Return: true if hot.
+ */
+static inline bool kmmscand_is_hot(unsigned int prev, unsigned int history,
+				   unsigned int k, bool ample)
+{
+	if (!(history & 1))
+		return false;
+	if (ample && prev)
+		return true;
+	return kmmscand_history_hot(history, k);
+}
+
 /*
  * Per-mm adaptive scan rate.
  *
- * After every complete pass over an mm, with X = candidates found in the
- * previous pass and Y = candidates found in this pass:
+ * After every full pass over an mm, with X = candidates found in the
+ * previous full pass (and the quick passes before it), Y = candidates
+ * found since, and W = slow-tier pages found young for the first time
+ * since (not hot yet, "warm"):
  *
- *   Y == 0       idle:    period += period / 4,  budget /= 2
- *   Y > X        ramp up: period /= 2,           budget *= 2
- *   0 < Y <= X   steady:  period and budget unchanged
+ *   Y == 0, W == 0   idle:     period += period / 4,  budget /= 2
+ *   Y == 0, W > 0    warm:     period /= 2,           budget *= 2
+ *   Y > X            ramp up:  period /= 2,           budget *= 2
+ *   0 < Y <= X       steady:   period and budget unchanged
  *
  * then period is clamped to [scan_period_min_ms, scan_period_max_ms] and the
  * budget (pages examined per visit) to [max(scan_size / 16, 1), scan_size].
  * All arithmetic is unsigned and saturates instead of wrapping.
  *
- * Y == 0 wins over Y > X (which cannot both hold), so an mm that stops
- * producing hot pages backs off by 25 % per pass until it reaches the
- * maximum period: 500 ms -> 5000 ms takes 11 idle passes.  A burst of new
- * hot pages halves the period at once, so the scanner reacts within one or
- * two passes.
+ * So an mm that stops producing hot pages backs off by 25 % per pass until
+ * it reaches the maximum period: 500 ms -> 5000 ms takes 11 idle passes.
+ * Pages that start being used, or a burst of new hot pages, halve the
+ * period at once.  Independently of the period, a pass that found warm
+ * pages or candidates, and an mm with slow-tier pages at all, get a quick
+ * pass (slow-tier tables only) after scan_period_min_ms (mm/kmmscand.c).
  */
 
 /**
- * kmmscand_next_period - compute the scan period for the next pass
+ * kmmscand_next_period - compute the scan period for the next full pass
  * @period: current period in ms
  * @last: candidates found in the previous pass (X)
  * @cur: candidates found in the pass that just ended (Y)
+ * @warm: slow-tier pages found young for the first time (W)
  * @pmin: scan_period_min_ms
  * @pmax: scan_period_max_ms
  *
@@ -87,14 +118,15 @@ static inline bool kmmscand_history_hot(unsigned int history, unsigned int k)
 static inline unsigned int kmmscand_next_period(unsigned int period,
 						unsigned long last,
 						unsigned long cur,
+						unsigned long warm,
 						unsigned int pmin,
 						unsigned int pmax)
 {
-	if (cur == 0) {
+	if (cur == 0 && warm == 0) {
 		unsigned int inc = period / 4;
 
 		period = period > UINT_MAX - inc ? UINT_MAX : period + inc;
-	} else if (cur > last) {
+	} else if (cur > last || cur == 0) {
 		period /= 2;
 	}
 	if (pmax < pmin)
@@ -123,6 +155,7 @@ static inline unsigned int kmmscand_clamp_budget(unsigned int budget,
  * @budget: current budget in pages
  * @last: candidates found in the previous pass (X)
  * @cur: candidates found in the pass that just ended (Y)
+ * @warm: slow-tier pages found young for the first time (W)
  * @scan_size: the scan_size tunable (upper bound)
  *
  * Return: the new budget, within [max(@scan_size / 16, 1), max(@scan_size, 1)].
@@ -130,11 +163,12 @@ static inline unsigned int kmmscand_clamp_budget(unsigned int budget,
 static inline unsigned int kmmscand_next_budget(unsigned int budget,
 						unsigned long last,
 						unsigned long cur,
+						unsigned long warm,
 						unsigned int scan_size)
 {
-	if (cur == 0)
+	if (cur == 0 && warm == 0)
 		budget /= 2;
-	else if (cur > last)
+	else if (cur > last || cur == 0)
 		budget = budget > UINT_MAX / 2 ? UINT_MAX : budget * 2;
 	return kmmscand_clamp_budget(budget, scan_size);
 }

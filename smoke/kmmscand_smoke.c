@@ -24,10 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kthread_cpu.h"
+
 #define MPOL_DEFAULT	0
 #define MPOL_BIND	2
-#define PR_SET_KMMSCAND	0x4b4d5301
-#define PR_GET_KMMSCAND	0x4b4d5302
+#define PR_SET_KMMSCAND	74
+#define PR_GET_KMMSCAND	75
 #define NCOUNTERS	32
 
 static long page_size;
@@ -64,43 +66,6 @@ static unsigned long long counter(struct counters *c, const char *name)
 	return 0;
 }
 
-/* utime + stime in clock ticks of the kthread named @comm, -1 if absent */
-static long long kthread_ticks(const char *comm)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	long long ret = -1;
-
-	while (d && (de = readdir(d))) {
-		char path[300], buf[512], *p;
-		unsigned long long ut, st;
-		FILE *f;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		p = strchr(buf, '(');
-		if (!p || strncmp(p + 1, comm, strlen(comm)) ||
-		    p[1 + strlen(comm)] != ')')
-			continue;
-		p = strrchr(buf, ')');
-		/* fields after ')': state(3) ... utime(14) stime(15) */
-		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			   &ut, &st) == 2)
-			ret = ut + st;
-	}
-	if (d)
-		closedir(d);
-	return ret;
-}
 
 static void where(char *buf, size_t len, int *n0, int *n1, int *other)
 {

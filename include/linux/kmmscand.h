@@ -5,6 +5,7 @@
 #include <linux/sched/coredump.h>	/* MMF_VM_KMMSCAND, MMF_KMMSCAND_OFF */
 
 struct mm_struct;
+struct pglist_data;
 
 /* Why a candidate left the queue without being migrated (tracepoint). */
 enum kmmscand_drop_reason {
@@ -26,7 +27,7 @@ enum kmmscand_throttle_reason {
 void __kmmscand_enter(struct mm_struct *mm);
 void __kmmscand_exit(struct mm_struct *mm);
 int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
-bool kmmscand_promo_wmark_active(void);
+bool kmmscand_promo_wmark_active(struct pglist_data *pgdat);
 
 /*
  * A new mm (fork or exec) starts without MMF_VM_KMMSCAND: mmf_init_flags()
@@ -62,6 +63,13 @@ static inline int kmmscand_prctl_get(struct mm_struct *mm)
 {
 	return !test_bit(MMF_KMMSCAND_OFF, &mm->flags);
 }
+
+/* For /proc/<pid>/status: registered and not opted out. */
+static inline int kmmscand_scanned(struct mm_struct *mm)
+{
+	return test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
+	       !test_bit(MMF_KMMSCAND_OFF, &mm->flags);
+}
 #else
 static inline void kmmscand_fork(struct mm_struct *mm, struct mm_struct *oldmm)
 {
@@ -75,7 +83,7 @@ static inline void kmmscand_exit(struct mm_struct *mm)
 {
 }
 
-static inline bool kmmscand_promo_wmark_active(void)
+static inline bool kmmscand_promo_wmark_active(struct pglist_data *pgdat)
 {
 	return false;
 }

@@ -15,70 +15,70 @@
 static void kmmscand_test_period_steady(struct kunit *test)
 {
 	/* 0 < Y <= X: unchanged */
-	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 10, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 1, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 10, 16384));
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 10, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 1, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 10, 0, 16384));
 }
 
 static void kmmscand_test_period_ramp(struct kunit *test)
 {
 	/* Y > X: period halves, budget doubles */
-	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 0, 1, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 5, 6, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 8192U, kmmscand_next_budget(4096, 5, 6, 65536));
+	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 0, 1, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_next_period(2000, 5, 6, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 8192U, kmmscand_next_budget(4096, 5, 6, 0, 65536));
 	/* clamped at the minimum period and at scan_size */
-	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(600, 0, 1, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 65536U, kmmscand_next_budget(65536, 0, 1, 65536));
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(600, 0, 1, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 65536U, kmmscand_next_budget(65536, 0, 1, 0, 65536));
 }
 
 static void kmmscand_test_period_idle(struct kunit *test)
 {
 	/* Y == 0: period += period / 4, budget halves */
-	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 0, 0, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 7, 0, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(4500, 0, 0, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 2048U, kmmscand_next_budget(4096, 3, 0, 16384));
+	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 0, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(2000, 7, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(4500, 0, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 2048U, kmmscand_next_budget(4096, 3, 0, 0, 16384));
 	/* budget floor is scan_size / 16 */
-	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 0, 0, 65536));
-	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(32, 0, 0, 512));
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 0, 0, 0, 65536));
+	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(32, 0, 0, 0, 512));
 }
 
 static void kmmscand_test_period_clamp(struct kunit *test)
 {
 	/* out-of-range inputs come back inside the bounds */
-	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(1, 1, 1, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(60000, 1, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(1, 1, 1, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 5000U, kmmscand_next_period(60000, 1, 1, 0, 500, 5000));
 	/* min > max (transiently, between two stores): min wins */
-	KUNIT_EXPECT_EQ(test, 800U, kmmscand_next_period(2000, 1, 1, 800, 700));
-	KUNIT_EXPECT_EQ(test, 512U, kmmscand_next_budget(100000, 1, 1, 512));
-	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(0, 1, 1, 512));
+	KUNIT_EXPECT_EQ(test, 800U, kmmscand_next_period(2000, 1, 1, 0, 800, 700));
+	KUNIT_EXPECT_EQ(test, 512U, kmmscand_next_budget(100000, 1, 1, 0, 512));
+	KUNIT_EXPECT_EQ(test, 32U, kmmscand_next_budget(0, 1, 1, 0, 512));
 	/* a budget kept across a scan_size change is clamped at once */
 	KUNIT_EXPECT_EQ(test, 512U, kmmscand_clamp_budget(65536, 512));
 	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_clamp_budget(32, 65536));
 	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_clamp_budget(1000, 4096));
 	KUNIT_EXPECT_EQ(test, 1U, kmmscand_clamp_budget(0, 0));
 	/* idle decay from the bottom gets off the floor: 500 -> 625 */
-	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_period(500, 0, 0, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_period(500, 0, 0, 0, 500, 5000));
 	/* tiny period still grows or clamps, never sticks below min */
-	KUNIT_EXPECT_EQ(test, 100U, kmmscand_next_period(3, 0, 0, 100, 200));
+	KUNIT_EXPECT_EQ(test, 100U, kmmscand_next_period(3, 0, 0, 0, 100, 200));
 }
 
 static void kmmscand_test_period_overflow(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, UINT_MAX,
-			kmmscand_next_period(UINT_MAX, 0, 0, 100, UINT_MAX));
+			kmmscand_next_period(UINT_MAX, 0, 0, 0, 100, UINT_MAX));
 	KUNIT_EXPECT_EQ(test, UINT_MAX,
-			kmmscand_next_period(UINT_MAX - 1, 0, 0, 100, UINT_MAX));
+			kmmscand_next_period(UINT_MAX - 1, 0, 0, 0, 100, UINT_MAX));
 	KUNIT_EXPECT_EQ(test, UINT_MAX,
-			kmmscand_next_budget(UINT_MAX - 1, 0, 1, UINT_MAX));
+			kmmscand_next_budget(UINT_MAX - 1, 0, 1, 0, UINT_MAX));
 	KUNIT_EXPECT_EQ(test, UINT_MAX,
-			kmmscand_next_budget(UINT_MAX / 2 + 1, 0, 1, UINT_MAX));
+			kmmscand_next_budget(UINT_MAX / 2 + 1, 0, 1, 0, UINT_MAX));
 	/* counts near ULONG_MAX compare correctly */
 	KUNIT_EXPECT_EQ(test, 1000U,
-			kmmscand_next_period(2000, ULONG_MAX - 1, ULONG_MAX,
+			kmmscand_next_period(2000, ULONG_MAX - 1, ULONG_MAX, 0,
 					     500, 5000));
 	KUNIT_EXPECT_EQ(test, 2000U,
-			kmmscand_next_period(2000, ULONG_MAX, ULONG_MAX,
+			kmmscand_next_period(2000, ULONG_MAX, ULONG_MAX, 0,
 					     500, 5000));
 }
 
@@ -140,7 +140,35 @@ static void kmmscand_test_history_aging(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0xffU, kmmscand_history_update(0xff, true, 32));
 }
 
+static void kmmscand_test_period_warm(struct kunit *test)
+{
+	/* W > 0 and Y == 0: pages started being used, speed up */
+	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(5000, 0, 0, 1, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(600, 3, 0, 9, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 8192U, kmmscand_next_budget(4096, 0, 0, 1, 65536));
+	/* W does not turn a steady pass into a ramp */
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 5, 7, 500, 5000));
+	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 5, 7, 16384));
+}
+
+static void kmmscand_test_hot_ample(struct kunit *test)
+{
+	/* not young in this pass: never hot, room or not */
+	KUNIT_EXPECT_FALSE(test, kmmscand_is_hot(1, 2, 2, true));
+	/* first sighting: only K = 1 makes it hot, room or not */
+	KUNIT_EXPECT_FALSE(test, kmmscand_is_hot(0, 1, 2, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_is_hot(0, 1, 1, false));
+	/* young, cleared, idle, young again: hot only with room */
+	KUNIT_EXPECT_TRUE(test, kmmscand_is_hot(2, 1, 2, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_is_hot(2, 1, 2, false));
+	/* young twice in a row: hot either way */
+	KUNIT_EXPECT_TRUE(test, kmmscand_is_hot(1, 3, 2, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_is_hot(1, 3, 2, true));
+}
+
 static struct kunit_case kmmscand_policy_cases[] = {
+	KUNIT_CASE(kmmscand_test_period_warm),
+	KUNIT_CASE(kmmscand_test_hot_ample),
 	KUNIT_CASE(kmmscand_test_period_steady),
 	KUNIT_CASE(kmmscand_test_period_ramp),
 	KUNIT_CASE(kmmscand_test_period_idle),
@@ -171,20 +199,35 @@ static void kmmscand_test_bucket_refill(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, per_sec / 100, b.tokens);
 	KUNIT_EXPECT_TRUE(test, kmmscand_bucket_take(&b, per_sec / 100));
 	KUNIT_EXPECT_FALSE(test, kmmscand_bucket_take(&b, 1));
-	/* many tiny steps add up (fractions are not lost) */
+	/*
+	 * Steps that each earn a whole token and a fraction: the fractions
+	 * must add up.  5 ms at 1 MB/s is 1.28 pages; 100 steps are 128
+	 * pages, where dropping the fraction on every step would give 100.
+	 */
 	b.tokens = 0;
 	b.last_ns = 0;
 	{
 		u64 t;
 
-		for (t = 1000; t <= NSEC_PER_MSEC; t += 1000)
-			kmmscand_bucket_refill(&b, t, 1, 512);
+		for (t = 1; t <= 100; t++)
+			kmmscand_bucket_refill(&b, t * 5 * NSEC_PER_MSEC, 1,
+					       4096);
 	}
-	/* 1 ms at 1 MB/s = 0.256 pages (4K pages) or less: nothing yet */
-	KUNIT_EXPECT_LE(test, b.tokens, (u64)1);
-	kmmscand_bucket_refill(&b, 100 * NSEC_PER_MSEC, 1, 512);
+	KUNIT_EXPECT_GE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 2 - 1));
+	KUNIT_EXPECT_LE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 2));
+	/* steps too short to earn a token still count */
+	b.tokens = 0;
+	b.last_ns = 0;
+	{
+		u64 t;
+
+		for (t = 1; t <= 1000; t++)
+			kmmscand_bucket_refill(&b, t * 100 * NSEC_PER_USEC, 1,
+					       4096);
+	}
+	/* 100 ms at 1 MB/s = 25.6 pages */
 	KUNIT_EXPECT_GE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 10 - 1));
-	KUNIT_EXPECT_LE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 10 + 1));
+	KUNIT_EXPECT_LE(test, b.tokens, (u64)(KT_PAGES_PER_MB / 10));
 }
 
 static void kmmscand_test_bucket_cap(struct kunit *test)
@@ -274,9 +317,12 @@ static void kmmscand_test_target_footprint(struct kunit *test)
 	node_set(3, allowed);
 	/* largest footprint wins over distance */
 	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
-	/* a node outside the top tier is never chosen */
+	/*
+	 * A node outside the top tier is never chosen, even allowed, with
+	 * the largest footprint and not the source.
+	 */
 	fp[3] = 1000;
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, -1));
 	/* a disallowed node is never chosen, even with the largest footprint */
 	node_clear(1, allowed);
 	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 3, -1));

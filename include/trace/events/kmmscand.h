@@ -113,7 +113,7 @@ TRACE_DEFINE_ENUM(KMMSCAND_DROP_DEFER);
 TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_RATELIMIT);
 TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_WATERMARK);
 TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_DEMOTION);
-TRACE_DEFINE_ENUM(MR_NUMA_MISPLACED);
+TRACE_DEFINE_ENUM(MR_KMMSCAND);
 
 TRACE_EVENT(kmmscand_candidate_drop,
 
@@ -173,7 +173,7 @@ TRACE_EVENT(kmmscand_migrate_batch,
 		  __entry->nr, __entry->succeeded, __entry->failed,
 		  __entry->target_nid,
 		  __print_symbolic(__entry->reason,
-				   { MR_NUMA_MISPLACED, "numa_misplaced" }))
+				   { MR_KMMSCAND, "kmmscand" }))
 );
 
 TRACE_EVENT(kmmscand_throttle,

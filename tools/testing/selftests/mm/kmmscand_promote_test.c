@@ -387,6 +387,7 @@ enum x_stat {
 	X_PGMIGRATE_SUCCESS,
 	X_PGMIGRATE_FAIL,
 	X_COMPACT_ISOLATED,
+	X_PGPROMOTE_SUCCESS,
 	NR_X_STATS
 };
 
@@ -397,6 +398,7 @@ static const char * const x_stat_names[NR_X_STATS] = {
 	"pgmigrate_success",
 	"pgmigrate_fail",
 	"compact_isolated",
+	"pgpromote_success",
 };
 
 struct x_stats {
@@ -609,6 +611,7 @@ static void hot_and_cold(struct __test_metadata *_metadata, bool tlb_flush)
 	struct node_count hot, cold_lo, cold_hi;
 	unsigned long cold_on0, passes, bad;
 	struct kmm_stats s0, s1;
+	struct x_stats x0, x1;
 	struct hot_thread h = {};
 	long long t0, t_hot = -1, t;
 	struct region r;
@@ -620,6 +623,7 @@ static void hot_and_cold(struct __test_metadata *_metadata, bool tlb_flush)
 	hot_add(&h, r.base + hot_first * page_size, hot_n);
 
 	kmm_stats_read(&s0);
+	x_stats_read(&x0);
 	ASSERT_EQ(0, hot_start(&h));
 	t0 = now_ms();
 	for (;;) {
@@ -640,6 +644,7 @@ static void hot_and_cold(struct __test_metadata *_metadata, bool tlb_flush)
 	}
 	passes = hot_stop(&h);
 	kmm_stats_read(&s1);
+	x_stats_read(&x1);
 	ASSERT_EQ(0, where_pages(0, r.base + hot_first * page_size, hot_n,
 				 &hot));
 	ASSERT_EQ(0, where_pages(0, r.base, hot_first, &cold_lo));
@@ -677,6 +682,12 @@ static void hot_and_cold(struct __test_metadata *_metadata, bool tlb_flush)
 	EXPECT_LE(hot.n[0] + cold_on0, D(&s0, &s1, S_PROMOTE_SUCCESS))
 		TH_LOG("our pages on node 0 exceed kmmscand_promote_success");
 	EXPECT_LT(0ULL, D(&s0, &s1, S_PROMOTE_BATCH));
+	/* Existing tools count promotions in pgpromote_success. */
+	EXPECT_LE(D(&s0, &s1, S_PROMOTE_SUCCESS),
+		  XD(&x0, &x1, X_PGPROMOTE_SUCCESS))
+		TH_LOG("pgpromote_success +%llu, kmmscand_promote_success +%llu",
+		       XD(&x0, &x1, X_PGPROMOTE_SUCCESS),
+		       D(&s0, &s1, S_PROMOTE_SUCCESS));
 	region_unmap(&r);
 }
 
@@ -1377,6 +1388,12 @@ TEST_F_TIMEOUT(promote, top_tier_full_defers, 150)
 
 	ret = region_on_node1(&r, 16 * MB, false, false, 0x8888);
 	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+	/*
+	 * The balloon child must not share the region copy-on-write: the
+	 * hot thread's first writes would then copy every page, onto node 0
+	 * while it still has a little room, and that is not promotion.
+	 */
+	ASSERT_EQ(0, madvise(r.map, r.map_len, MADV_DONTFORK));
 	hot_add(&h, r.base, hot_n);
 
 	ASSERT_EQ(0, pipe(rep));
@@ -1631,7 +1648,7 @@ TEST_F_TIMEOUT(promote, tracepoints_fire, 120)
 			    !trace_field(line, "succeeded", &ok) ||
 			    !trace_field(line, "failed", &fail) ||
 			    !trace_field(line, "target_nid", &v) ||
-			    !strstr(line, " reason=numa_misplaced") ||
+			    !strstr(line, " reason=kmmscand") ||
 			    ok + fail != nr || v != 0) {
 				/* all three counts are in base pages */
 				if (!bad++)
@@ -1776,6 +1793,263 @@ TEST_F_TIMEOUT(promote, churn_and_unmap, 150)
 	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
 	region_unmap(&r);
 	region_unmap(&r2);
+}
+
+/*
+ * Wait until the hot pages [first, first + n) of @r reach @want percent on
+ * node 0, polling every POLL_MS up to @deadline_ms.  Returns the time it
+ * took in ms, or -1; *@got is the last share observed.
+ */
+static long long wait_promoted(const struct region *r, unsigned long first,
+			       unsigned long n, unsigned long want,
+			       long long deadline_ms, unsigned long *got)
+{
+	long long t0 = now_ms();
+	struct node_count nc;
+
+	for (;;) {
+		if (where_pages(0, r->base + first * page_size, n, &nc))
+			return -1;
+		*got = pct(nc.n[0], n);
+		if (*got >= want)
+			return now_ms() - t0;
+		if (now_ms() - t0 >= deadline_ms)
+			return -1;
+		sleep_ms(POLL_MS);
+	}
+}
+
+/*
+ * The hot set moves after a long idle period, at the default periods:
+ * every page of the new hot set reaches node 0, and no migration fails
+ * while the top tier has room (a reference left behind by the scanner,
+ * in an LRU batch of its CPU or in the queue, would fail it).
+ */
+TEST_F_TIMEOUT(promote, phase_change_after_idle, 180)
+{
+	const unsigned long n = (8 * MB) / page_size;
+	const unsigned long a_first = (8 * MB) / page_size;
+	const unsigned long b_first = (40 * MB) / page_size;
+	long long t_a, t_b90, t_b;
+	unsigned long got, passes, bad;
+	struct kmm_stats s0, s1, s2;
+	struct hot_thread h = {};
+	struct node_count nc;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 500));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 5000));
+	ret = region_on_node1(&r, 64 * MB, false, false, 0x5eed);
+	ASSERT_EQ(0, ret) TH_LOG("placing 64 MB on node 1: %s", strerror(-ret));
+
+	kmm_stats_read(&s0);
+	hot_add(&h, r.base + a_first * page_size, n);
+	ASSERT_EQ(0, hot_start(&h));
+	t_a = wait_promoted(&r, a_first, n, 100, DEADLINE_MS, &got);
+	passes = hot_stop(&h);
+	ksft_print_msg("phase A: %lu%% on node 0 after %lld ms\n", got, t_a);
+	ASSERT_LE(0, t_a) TH_LOG("phase A never reached 100%% (%lu%%)", got);
+
+	/* Idle for 30 s: the period backs off to scan_period_max_ms. */
+	sleep_ms(30000);
+	kmm_stats_read(&s1);
+	ASSERT_EQ(0, where_pages(0, r.base + a_first * page_size, n, &nc));
+	EXPECT_EQ(n, nc.n[0]) TH_LOG("phase A pages left node 0 while idle");
+
+	h.nr = 0;
+	hot_add(&h, r.base + b_first * page_size, n);
+	ASSERT_EQ(0, hot_start(&h));
+	t_b90 = wait_promoted(&r, b_first, n, HOT_PCT, DEADLINE_MS, &got);
+	t_b = wait_promoted(&r, b_first, n, 100, DEADLINE_MS, &got);
+	passes += hot_stop(&h);
+	kmm_stats_read(&s2);
+	ksft_print_msg("phase B after 30 s idle: 90%% after %lld ms, %lu%% after %lld ms more\n",
+		       t_b90, got, t_b);
+	log_deltas(&s1, &s2);
+	EXPECT_LE(0, t_b90) TH_LOG("new hot set never reached %lu%%", HOT_PCT);
+	EXPECT_LE(0, t_b) TH_LOG("new hot set stalled at %lu%% on node 0", got);
+	EXPECT_EQ(0ULL, D(&s0, &s2, S_FAIL_MIGRATE))
+		TH_LOG("%llu failed migrations on an idle top tier",
+		       D(&s0, &s2, S_FAIL_MIGRATE));
+
+	bad = region_verify(&r, 0, a_first, 0) +
+	      region_verify(&r, a_first + n, b_first - a_first - n, 0) +
+	      region_verify(&r, b_first + n, r.npages - b_first - n, 0);
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu cold pages changed content", bad);
+	(void)passes;
+	region_unmap(&r);
+}
+
+/*
+ * A queued candidate holds no reference on its folio: while the rate
+ * limit keeps thousands of hot pages waiting in the queue, the owner can
+ * still migrate them itself.  An extra reference makes migrate_pages()
+ * refuse a page, and the same reference breaks KSM, THP collapse and
+ * split, UFFDIO_MOVE and COW reuse.
+ */
+TEST_F_TIMEOUT(promote, queued_pages_stay_movable, 120)
+{
+	const unsigned long n = (32 * MB) / page_size;
+	unsigned long i, left, queued;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	struct node_count nc;
+	long long t0;
+	struct region r;
+	void **addrs;
+	int *nodes, *status;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 1));
+	ret = region_on_node1(&r, n * page_size, false, false, 0xbeef);
+	ASSERT_EQ(0, ret) TH_LOG("placing 32 MB on node 1: %s", strerror(-ret));
+	kmm_stats_read(&s0);
+	hot_add(&h, r.base, n);
+	ASSERT_EQ(0, hot_start(&h));
+	/* Wait until a few thousand candidates were queued. */
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+		queued = D(&s0, &s1, S_CANDIDATE);
+	} while (queued < 4096 && now_ms() - t0 < DEADLINE_MS);
+	ASSERT_LE(4096UL, queued) TH_LOG("only %lu candidates", queued);
+
+	addrs = calloc(n, sizeof(*addrs));
+	nodes = calloc(n, sizeof(*nodes));
+	status = calloc(n, sizeof(*status));
+	ASSERT_TRUE(addrs && nodes && status);
+	for (i = 0; i < n; i++) {
+		addrs[i] = r.base + i * page_size;
+		nodes[i] = 0;
+	}
+	ret = sys_move_pages(0, n, addrs, nodes, status, MPOL_MF_MOVE);
+	ASSERT_LE(0, ret) TH_LOG("move_pages: %s", strerror(errno));
+	hot_stop(&h);
+	ASSERT_EQ(0, where_pages(0, r.base, n, &nc));
+	left = nc.n[1];
+	kmm_stats_read(&s1);
+	ksft_print_msg("%lu candidates; move_pages (returned %d) left %lu/%lu on node 1\n",
+		       queued, ret, left, n);
+	log_deltas(&s0, &s1);
+	/* At most the batch the migrator has isolated right now. */
+	EXPECT_GE(512UL, left)
+		TH_LOG("%lu pages could not be moved while queued", left);
+	EXPECT_EQ(0UL, region_verify(&r, 0, n, h.passes));
+	free(addrs);
+	free(nodes);
+	free(status);
+	region_unmap(&r);
+}
+
+#ifndef MPOL_WEIGHTED_INTERLEAVE
+#define MPOL_WEIGHTED_INTERLEAVE	6
+#endif
+#ifndef MPOL_F_NUMA_BALANCING
+#define MPOL_F_NUMA_BALANCING		0x2000	/* uapi: 1 << 13 */
+#endif
+#define WI_SYSFS	"/sys/kernel/mm/mempolicy/weighted_interleave/"
+
+/*
+ * Memory policies, NUMA balancing's rule: pages under an explicit policy
+ * stay where it put them, unless the policy asks to be optimised
+ * (MPOL_F_NUMA_BALANCING), and then only within its nodes.
+ *  - MPOL_PREFERRED for node 1: stays on node 1;
+ *  - weighted interleave 3:1 over nodes 0 and 1: keeps its node-1 pages;
+ *  - MPOL_BIND {0, 1} | MPOL_F_NUMA_BALANCING: promoted;
+ *  - the default policy: promoted.
+ */
+TEST_F_TIMEOUT(promote, mempolicy_rules, 150)
+{
+	const unsigned long n = (4 * MB) / page_size;
+	unsigned long both = 3UL, one = 2UL, got, passes;
+	struct region pref, wi, mof, def;
+	struct node_count nc_pref, nc_wi0, nc_wi, nc_mof;
+	char w0[16] = "", w1[16] = "";
+	bool have_wi = true;
+	struct hot_thread h = {};
+	long long t;
+	int ret;
+
+	/* MPOL_PREFERRED node 1, kept. */
+	ret = region_on_node1(&pref, n * page_size, false, true, 0x1);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, sys_mbind(pref.base, pref.len, MPOL_PREFERRED, &one,
+			       sizeof(one) * 8, 0));
+
+	/* Weighted interleave, node 0 weight 3, node 1 weight 1. */
+	memset(&wi, 0, sizeof(wi));
+	wi.len = n * page_size;
+	wi.npages = n;
+	wi.map_len = wi.len;
+	wi.map = mmap(NULL, wi.len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, wi.map);
+	wi.base = wi.map;
+	madvise(wi.base, wi.len, MADV_NOHUGEPAGE);
+	if (read_file(WI_SYSFS "node0", w0, sizeof(w0)) <= 0 ||
+	    read_file(WI_SYSFS "node1", w1, sizeof(w1)) <= 0 ||
+	    write_str(WI_SYSFS "node0", "3") || write_str(WI_SYSFS "node1", "1") ||
+	    sys_mbind(wi.base, wi.len, MPOL_WEIGHTED_INTERLEAVE, &both,
+		      sizeof(both) * 8, 0))
+		have_wi = false;
+	memset(wi.base, 1, wi.len);
+	ASSERT_EQ(0, where_pages(0, wi.base, n, &nc_wi0));
+	if (have_wi && !nc_wi0.n[1])
+		have_wi = false;
+
+	/* MPOL_BIND {0, 1} with MPOL_F_NUMA_BALANCING, pages on node 1. */
+	ret = region_on_node1(&mof, n * page_size, false, false, 0x3);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, sys_mbind(mof.base, mof.len,
+			       MPOL_BIND | MPOL_F_NUMA_BALANCING, &both,
+			       sizeof(both) * 8, 0))
+		TH_LOG("mbind MPOL_F_NUMA_BALANCING: %s", strerror(errno));
+
+	/* The default policy: the control. */
+	ret = region_on_node1(&def, n * page_size, false, false, 0x4);
+	ASSERT_EQ(0, ret);
+
+	hot_add(&h, pref.base, n);
+	hot_add(&h, wi.base, n);
+	hot_add(&h, mof.base, n);
+	hot_add(&h, def.base, n);
+	ASSERT_EQ(0, hot_start(&h));
+	t = wait_promoted(&def, 0, n, HOT_PCT, DEADLINE_MS, &got);
+	ksft_print_msg("default policy: %lu%% on node 0 after %lld ms\n", got, t);
+	t = wait_promoted(&mof, 0, n, HOT_PCT, SHORT_DEADLINE_MS, &got);
+	ksft_print_msg("MPOL_BIND|MPOL_F_NUMA_BALANCING: %lu%% on node 0 after %lld ms\n",
+		       got, t);
+	/* Three more periods for the others to (wrongly) move. */
+	sleep_ms(3 * PERIOD_MAX_MS);
+	passes = hot_stop(&h);
+	ASSERT_EQ(0, where_pages(0, pref.base, n, &nc_pref));
+	ASSERT_EQ(0, where_pages(0, wi.base, n, &nc_wi));
+	ASSERT_EQ(0, where_pages(0, mof.base, n, &nc_mof));
+	ksft_print_msg("MPOL_PREFERRED node 1: %lu/%lu on node 1\n",
+		       nc_pref.n[1], n);
+	ksft_print_msg("weighted interleave 3:1: node 1 %lu before, %lu after%s\n",
+		       nc_wi0.n[1], nc_wi.n[1],
+		       have_wi ? "" : " (not available: skipped)");
+
+	EXPECT_LE(HOT_PCT, pct(nc_mof.n[0], n))
+		TH_LOG("MPOL_F_NUMA_BALANCING memory not promoted");
+	EXPECT_EQ(n, nc_pref.n[1]) TH_LOG("MPOL_PREFERRED memory was moved");
+	if (have_wi)
+		EXPECT_EQ(nc_wi0.n[1], nc_wi.n[1])
+			TH_LOG("weighted interleave was drained to node 0");
+	EXPECT_EQ(0UL, region_verify(&pref, 0, n, passes));
+	EXPECT_EQ(0UL, region_verify(&def, 0, n, passes));
+
+	if (w0[0])
+		write_str(WI_SYSFS "node0", w0);
+	if (w1[0])
+		write_str(WI_SYSFS "node1", w1);
+	region_unmap(&pref);
+	region_unmap(&wi);
+	region_unmap(&mof);
+	region_unmap(&def);
 }
 
 int main(int argc, char **argv)

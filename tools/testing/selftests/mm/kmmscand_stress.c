@@ -59,8 +59,8 @@
 #include <linux/mempolicy.h>
 
 #ifndef PR_SET_KMMSCAND
-#define PR_SET_KMMSCAND		0x4b4d5301
-#define PR_GET_KMMSCAND		0x4b4d5302
+#define PR_SET_KMMSCAND		74
+#define PR_GET_KMMSCAND		75
 #endif
 #ifndef MADV_COLD
 #define MADV_COLD		20

@@ -31,8 +31,8 @@
 #define PF_KTHREAD_FLAG		0x00200000UL
 
 #ifndef PR_SET_KMMSCAND
-#define PR_SET_KMMSCAND		0x4b4d5301
-#define PR_GET_KMMSCAND		0x4b4d5302
+#define PR_SET_KMMSCAND		74
+#define PR_GET_KMMSCAND		75
 #endif
 
 #ifndef ARRAY_SIZE
