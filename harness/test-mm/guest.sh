@@ -9,7 +9,8 @@
 # Both passes run with the same memory layout: 128 huge pages reserved,
 # demotion enabled, and mm_balloon holding node 0's free memory at its low
 # watermark before every test, so that the tests' allocations under the
-# default memory policy land on node 1 (the slow tier); in the "on" pass
+# default memory policy land on node 1 (the slow tier), the same starting
+# point for both passes (reset_layout); in the "on" pass
 # kmmscand promotes them back, kswapd demoting to make room.
 #
 # Output (stdout), parsed by harness/test-mm/compare.py:
@@ -165,17 +166,29 @@ wr /proc/sys/vm/watermark_scale_factor 200
 # would boost its watermarks and wake kswapd, which would then demote (and
 # so migrate) the tests' pages in the "off" pass too.
 wr /proc/sys/vm/watermark_boost_factor 0
-# run_vmtests.sh reserves 256 MB of huge pages (here spread over both nodes).
-echo 128 > /proc/sys/vm/nr_hugepages || fatal "cannot write nr_hugepages"
-hp=$(awk '/^HugePages_Total/ { print $2 }' /proc/meminfo)
-[ "$hp" -ge 64 ] || fatal "only $hp huge pages could be reserved"
-info "huge pages reserved: $hp of 128"
 mkfifo /tmp/balloon.cmd /tmp/balloon.ack || fatal "mkfifo"
 exec 8<>/tmp/balloon.ack
 /opt/prog/mm_balloon -n 0 /tmp/balloon.cmd /tmp/balloon.ack &
 BALLOON_PID=$!
-balloon_topup
-info "balloon on node 0: $BALLOON"
+
+# The same starting point for every pass: tests change the huge page pool
+# (compaction_test empties and refills it; with node 0 held by the balloon
+# the refill comes up short), so the balloon lets go, the pool is refilled
+# to run_vmtests.sh's 256 MB (spread over both nodes) and the balloon
+# fills node 0 again.
+reset_layout() {
+	echo release > /tmp/balloon.cmd
+	read -t 120 reply <&8 || fatal "mm_balloon did not answer a release within 120s"
+	[ "$reply" = "ok released" ] || fatal "mm_balloon: $reply"
+	echo 3 > /proc/sys/vm/drop_caches
+	echo 1 > /proc/sys/vm/compact_memory
+	echo 0 > /proc/sys/vm/nr_hugepages
+	echo 128 > /proc/sys/vm/nr_hugepages || fatal "cannot write nr_hugepages"
+	hp=$(awk '/^HugePages_Total/ { print $2 }' /proc/meminfo)
+	[ "$hp" -eq 128 ] || fatal "only $hp of 128 huge pages could be reserved"
+	balloon_topup
+	info "$1: huge pages $hp, balloon on node 0: $BALLOON"
+}
 : > /tmp/mm.numa
 : > /tmp/mm.cur
 touch /tmp/mm.sampling
@@ -183,6 +196,8 @@ sampler &
 info "cpus=$(nproc) la57=$(grep -qw la57 /proc/cpuinfo && echo yes || echo no) thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 
 for pass in $MM_PASSES; do
+	kmm_off
+	reset_layout "$pass"
 	case $pass in
 	off) kmm_off ;;
 	on) kmm_on ;;

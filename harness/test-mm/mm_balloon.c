@@ -16,6 +16,7 @@
  *           128), never below it; answer "ok held_kb=H dropped_kb=D
  *           free=F low=L high=H promo=P rounds=R" on ACK_FIFO, or
  *           "err why"
+ *   release give everything back (answer "ok released")
  *   quit    release everything and exit
  * The free count moves under the balloon's feet (kswapd, other tasks), so
  * a top-up converges in a bounded number of rounds and reports where it
@@ -291,7 +292,12 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), cmd)) {
 		if (!strcmp(line, "topup\n"))
 			topup(node, above, ack);
-		else if (!strcmp(line, "quit\n"))
+		else if (!strcmp(line, "release\n")) {
+			shrink(held / page_size);
+			nchunks = 0;
+			held = 0;
+			fprintf(ack, "ok released\n");
+		} else if (!strcmp(line, "quit\n"))
 			break;
 		else
 			fprintf(ack, "err unknown command\n");
