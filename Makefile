@@ -9,9 +9,9 @@ H := harness
 PROG ?=
 ARGS ?=
 FILES ?=
-export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND
+export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET
 
-.PHONY: help kernel assemble test demo vm-run series series-check clean distclean
+.PHONY: help kernel assemble test test-mm demo vm-run series series-check clean distclean
 
 help: ## Show this help
 	@echo "kmmscand harness targets:"
@@ -19,6 +19,7 @@ help: ## Show this help
 		awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 	@echo
 	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 DIMM1_MB=256 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
+	@echo "test-mm:      make test-mm [MM_SET=full|ci]   (CPUS defaults to 3 there)"
 	@echo "vm-run:       make vm-run PROG=<static binary or script> [ARGS=\"...\"] [FILES=\"...\"]"
 
 assemble: ## Assemble build/linux = Debian linux-source-6.12 + overlay + patches
@@ -29,6 +30,9 @@ kernel: ## Assemble, configure (tinyconfig + fragment) and build the kernel
 
 test: ## Build everything, run checkpatch, KUnit and kselftests in the VM
 	@$(H)/test.sh
+
+test-mm: ## Upstream mm selftests, kmmscand off vs promoting their memory (MM_SET=full|ci)
+	@$(H)/test-mm.sh
 
 demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
 	@$(H)/demo.sh
@@ -47,7 +51,7 @@ series-check: ## git am the series on pristine 6.12, build after each patch, lin
 	@$(H)/series-check.sh
 
 clean: ## Remove kernel build output (keeps the unpacked source)
-	rm -rf build/kbuild build/kbuild-* build/test build/vm-run build/demo
+	rm -rf build/kbuild build/kbuild-* build/test build/test-mm build/vm-run build/demo
 
 distclean: ## Remove everything under build/
 	rm -rf build
