@@ -19,8 +19,8 @@
 # its cause lies outside kmmscand.
 #
 # Variables: MM_SET=full|ci (default full), CPUS (default 3: `migration`
-# needs 3), VM_TIMEOUT (default: from the set), NODE0_MB/NODE1_MB/ACCEL as
-# for every VM. Logs and the comparison table: build/test-mm/. Ends with
+# needs 3), NODE1_MB (default 2048), VM_TIMEOUT (default: from the set),
+# NODE0_MB/ACCEL as for every VM. Logs and the comparison table: build/test-mm/. Ends with
 # "N passed, N failed[, N skipped]"; exit status 1 on any failure.
 source "$(dirname "$0")/lib.sh"
 usage() { echo "usage: make test-mm [MM_SET=full|ci]   (harness/test-mm.sh takes no arguments)" >&2; exit 2; }
@@ -32,6 +32,9 @@ case " $sets " in
 *) echo "test-mm: unknown MM_SET '$MM_SET' (sets: $sets)" >&2; usage ;;
 esac
 export CPUS=${CPUS:-3}
+# Node 1 of 2 GB: the tests run there, and khugepaged's
+# collapse_compound_extreme alone holds 512 partially mapped THPs (1 GB).
+export NODE1_MB=${NODE1_MB:-2048}
 [[ $CPUS =~ ^[1-9][0-9]*$ ]] || { echo "test-mm: CPUS must be a positive integer" >&2; usage; }
 td=$HARNESS/test-mm
 out=$BUILD/test-mm

@@ -38,6 +38,7 @@ import klog  # noqa: E402
 RES = re.compile(r"^(not ok|ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
 KV = re.compile(r"(\w+)=(-?\d+)")
 TS = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+NUM = re.compile(r"\d+")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # khugepaged (no TAP): "Run test: name (mode)" then "What is checked.... OK|Fail"
 KH_RUN = re.compile(r"^Run test: (.+?)\s*$")
@@ -161,7 +162,9 @@ def parse_stdout(text):
         if m:
             # cow and friends print "# [RUN] what" before a generic (and
             # status-dependent) "ok N Longterm R/O pin is reliable".
-            desc = label or m.group(3).strip() or f"#{m.group(2)}"
+            # Numbers in a bare description are measurements
+            # (pagemap_ioctl: "transact_test Extra pages 37 (0.1%)").
+            desc = label or NUM.sub("N", m.group(3).strip()) or f"#{m.group(2)}"
             label = None
             n = seen.get(desc, 0) + 1
             seen[desc] = n

@@ -74,7 +74,26 @@ sampler() {
 	done
 }
 
+# kswapd of node 0 still demoting (woken by the previous test's
+# promotions) would undo a top-up at once and hand the next test's first
+# allocations node 0: wait until its counters stand still for 0.4 s.
+kswapd_idle() {
+	n=0 prev=""
+	while :; do
+		cur=$(awk '/^(pgscan|pgsteal|pgdemote)_kswapd / { s = s $2 " " } END { print s }' /proc/vmstat)
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		n=$((n + 1))
+		if [ $n -gt 150 ]; then
+			info "kswapd still busy after 30s; topping up anyway"
+			return 0
+		fi
+		sleep 0.2
+	done
+}
+
 balloon_topup() {
+	kswapd_idle
 	echo topup > /tmp/balloon.cmd
 	read -t 120 reply <&8 || fatal "mm_balloon did not answer a top-up within 120s"
 	case "$reply" in ok*) ;; *) fatal "mm_balloon: $reply" ;; esac
