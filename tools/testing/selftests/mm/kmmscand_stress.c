@@ -68,6 +68,9 @@
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25
 #endif
@@ -596,6 +599,20 @@ struct worker_ctx {
 	char who[32];
 };
 
+/*
+ * Fault the range in on the slow node, then drop the VMA policy: kmmscand
+ * (like NUMA balancing) leaves memory with an explicit policy where the
+ * policy put it, so only default-policy memory on node 1 is promotable.
+ * MADV_POPULATE_WRITE keeps what a shared mapping already holds.
+ */
+static int place_promotable(char *addr, unsigned long len)
+{
+	if (sys_mbind(addr, len, MPOL_PREFERRED, 1UL << 1, 0))
+		return -1;
+	madvise(addr, len, MADV_POPULATE_WRITE);
+	return sys_mbind(addr, len, MPOL_DEFAULT, 0, 0);
+}
+
 static int region_policy(struct worker_ctx *c, char *addr, unsigned long len)
 {
 	/* Mostly slow tier but promotable (preferred 1), the rest mixed. */
@@ -609,7 +626,7 @@ static int region_policy(struct worker_ctx *c, char *addr, unsigned long len)
 	case 3:
 		return 0;						/* local = node 0 */
 	default:
-		return sys_mbind(addr, len, MPOL_PREFERRED, 1UL << 1, 0);
+		return place_promotable(addr, len);
 	}
 }
 
@@ -1750,7 +1767,8 @@ static void push_to_node(struct hotset *h, int nid)
 {
 	sys_mbind(h->p, h->np * page_size, MPOL_PREFERRED, 1UL << nid,
 		  MPOL_MF_MOVE);
-	sys_mbind(h->p, h->np * page_size, MPOL_PREFERRED, 1UL << nid, 0);
+	/* Default policy again, or kmmscand leaves the pages where they are. */
+	sys_mbind(h->p, h->np * page_size, MPOL_DEFAULT, 0, 0);
 }
 
 static int fault_mode(int seconds)
@@ -1800,6 +1818,7 @@ static int fault_mode(int seconds)
 	sys_mbind(h.p, h.np * page_size, MPOL_PREFERRED, 1UL << 1, 0);
 	for (unsigned long i = 0; i < h.np; i++)
 		page_fill(h.p + i * page_size, 0x40000000, i, h.gen);
+	sys_mbind(h.p, h.np * page_size, MPOL_DEFAULT, 0, 0);
 	printf("# hot set: %lu pages, %lu on node 1\n", h.np, pages_on_node(&h, 1));
 
 	/* Phase 1: every allocation of the migrator fails. */
