@@ -106,8 +106,12 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  *
  * Cost: an entry is one 8-byte slot in an xa_node of 64 slots (576 bytes
  * on 64-bit), i.e. about 9 bytes per tracked page when young pages are
- * dense, up to 576 bytes for an isolated one.
+ * dense, up to 576 bytes for an isolated one.  An mm tracks at most
+ * KMMSCAND_HIST_MAX pages (4 GB of young 4 KB pages); past that, pages
+ * seen young for the first time are not tracked until entries decay, so
+ * the history of one mm never exceeds about 9 MB when dense.
  */
+#define KMMSCAND_HIST_MAX	(1UL << 20)
 #define KMMSCAND_HIST_MASK	0xffUL
 #define KMMSCAND_SEQ_SHIFT	8
 #define KMMSCAND_SEQ_MASK	0xffUL
@@ -138,6 +142,7 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * @footprint: pages per node, [0, nr_node_ids) = pass in progress,
  *	[nr_node_ids, 2 * nr_node_ids) = last complete pass
  * @history: per-page access history (see above)
+ * @nr_history: entries in @history
  * @slow_tables: PTE tables (and THPs) that held slow-tier pages, indexed by
  *	address >> PMD_SHIFT, stamped like @history
  * @backoff_nid: target node that kept failing for this mm
@@ -172,6 +177,7 @@ struct kmmscand_mm_slot {
 	unsigned long warm;
 	unsigned long *footprint;
 	struct xarray history;
+	unsigned long nr_history;
 	struct xarray slow_tables;
 	int backoff_nid;
 	unsigned long backoff_until;
@@ -544,13 +550,19 @@ static unsigned long kmmscand_hist_val(unsigned int hist, u8 seq)
 static void kmmscand_hist_store(struct kmmscand_mm_slot *ms,
 				unsigned long idx, unsigned int hist)
 {
+	void *old;
+
 	if (!hist) {
-		xa_erase(&ms->history, idx);
+		if (xa_erase(&ms->history, idx))
+			ms->nr_history--;
 		return;
 	}
 	/* Under the PTL: no sleeping allocation; losing history is harmless. */
-	xa_store(&ms->history, idx, xa_mk_value(kmmscand_hist_val(hist, ms->seq)),
-		 GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+	old = xa_store(&ms->history, idx,
+		       xa_mk_value(kmmscand_hist_val(hist, ms->seq)),
+		       GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+	if (!old)
+		ms->nr_history++;
 }
 
 /*
@@ -667,7 +679,7 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	int target;
 
 	entry = xa_load(&ms->history, idx);
-	if (!entry && !young)
+	if (!entry && (!young || ms->nr_history >= KMMSCAND_HIST_MAX))
 		return;
 	if (entry)
 		hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
@@ -962,24 +974,26 @@ static const struct mm_walk_ops kmmscand_walk_ops = {
 	.walk_lock	= PGWALK_RDLOCK,
 };
 
-/* Erase entries of @xa whose pass stamp is not @seq. */
-static void kmmscand_xa_sweep(struct xarray *xa, u8 seq)
+/* Erase entries of @xa whose pass stamp is not @seq; returns how many. */
+static unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq)
 {
-	unsigned long idx;
+	unsigned long idx, erased = 0;
 	void *entry;
 
 	xa_for_each(xa, idx, entry) {
 		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) &
-		     KMMSCAND_SEQ_MASK) != seq)
-			xa_erase(xa, idx);
+		     KMMSCAND_SEQ_MASK) != seq && xa_erase(xa, idx))
+			erased++;
 		cond_resched();
 	}
+	return erased;
 }
 
 /* Forget everything about an mm that opted out; it restarts from scratch. */
 static void kmmscand_slot_reset(struct kmmscand_mm_slot *ms)
 {
 	xa_destroy(&ms->history);
+	ms->nr_history = 0;
 	xa_destroy(&ms->slow_tables);
 	ms->in_pass = false;
 	ms->cursor = 0;
@@ -1006,7 +1020,7 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	unsigned int pmax = READ_ONCE(kmmscand_scan_period_max_ms);
 	unsigned long now = jiffies;
 
-	kmmscand_xa_sweep(&ms->history, ms->seq);
+	ms->nr_history -= kmmscand_xa_sweep(&ms->history, ms->seq);
 	if (!ms->quick) {
 		kmmscand_xa_sweep(&ms->slow_tables, ms->seq);
 		ms->period_ms = kmmscand_next_period(ms->period_ms, ms->cand_last,
