@@ -4,7 +4,9 @@
 # and replace the existing .config only when it changed.
 source "$(dirname "$0")/lib.sh"
 
-frags=("$HARNESS/config/kmmscand.config" "$@")
+# BASE_FRAGMENT replaces harness/config/kmmscand.config (smoke/fork-cost.sh
+# builds a CONFIG_KMMSCAND=n kernel with it).
+frags=("${BASE_FRAGMENT:-$HARNESS/config/kmmscand.config}" "$@")
 # Skip the regeneration when nothing that feeds it changed.
 stamp=$( (cat "${frags[@]}"; cd "$TOP" && cat patches/series patches/*.patch 2>/dev/null;
 	  cat "$PRISTINE/Makefile"; find . \( -path ./build -o -path ./.git -o -path ./bench-results \) -prune -o \

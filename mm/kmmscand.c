@@ -111,7 +111,7 @@ static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
  * seen young for the first time are not tracked until entries decay, so
  * the history of one mm never exceeds about 9 MB when dense.
  */
-#define KMMSCAND_HIST_MAX	(1UL << 20)
+#define KMMSCAND_HIST_MAX	BIT(20)
 #define KMMSCAND_HIST_MASK	0xffUL
 #define KMMSCAND_SEQ_SHIFT	8
 #define KMMSCAND_SEQ_MASK	0xffUL
@@ -566,6 +566,19 @@ static void kmmscand_hist_store(struct kmmscand_mm_slot *ms,
 }
 
 /*
+ * Whether a page with history @entry (NULL: none) found @young needs an
+ * entry: pages never seen young need none, and an mm at KMMSCAND_HIST_MAX
+ * entries takes no new page until older ones decay.
+ */
+static bool kmmscand_hist_track(const struct kmmscand_mm_slot *ms,
+				const void *entry, bool young)
+{
+	if (entry)
+		return true;
+	return young && ms->nr_history < KMMSCAND_HIST_MAX;
+}
+
+/*
  * Shift an idle pass into every history entry of [start, end): a PTE table
  * skipped because its PMD Accessed bit stayed clear.  That is only right
  * because the bit is reliable: kmmscand_visit() flushes the TLB after
@@ -679,7 +692,7 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	int target;
 
 	entry = xa_load(&ms->history, idx);
-	if (!entry && (!young || ms->nr_history >= KMMSCAND_HIST_MAX))
+	if (!kmmscand_hist_track(ms, entry, young))
 		return;
 	if (entry)
 		hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;

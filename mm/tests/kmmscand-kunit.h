@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KUnit tests for the kmmscand policy helpers (mm/kmmscand_policy.h).
+ * KUnit tests for the kmmscand policy helpers (mm/kmmscand_policy.h) and
+ * for the parts of mm/kmmscand.c that need no mm: the history store and
+ * its bound, the memory policy rule, the top-tier span lookup.
  * Included at the end of mm/kmmscand.c, DAMON style.
  */
 #ifdef CONFIG_KMMSCAND_KUNIT_TEST
@@ -426,7 +428,147 @@ static struct kunit_suite kmmscand_migrate_suite = {
 	.test_cases = kmmscand_migrate_cases,
 };
 
-kunit_test_suites(&kmmscand_policy_suite, &kmmscand_migrate_suite);
+/* ---- kmmscand_scan: history store, memory policies, node spans ---- */
+
+static struct kmmscand_mm_slot *kt_slot(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kunit_kzalloc(test, sizeof(*ms),
+						    GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ms);
+	xa_init(&ms->history);
+	return ms;
+}
+
+/* Entries are counted as they come and go, and the sweep keeps the count. */
+static void kmmscand_test_hist_count(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+
+	ms->seq = 1;
+	kmmscand_hist_store(ms, 10, 1);
+	kmmscand_hist_store(ms, 11, 1);
+	kmmscand_hist_store(ms, 10, 3);		/* an update, not a new entry */
+	KUNIT_EXPECT_EQ(test, ms->nr_history, 2UL);
+	kmmscand_hist_store(ms, 11, 0);		/* decayed: erased */
+	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
+	KUNIT_EXPECT_NULL(test, xa_load(&ms->history, 11));
+	kmmscand_hist_store(ms, 12, 0);		/* nothing to erase */
+	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
+
+	/* Pass 2 touches only page 20: the sweep erases page 10. */
+	ms->seq = 2;
+	kmmscand_hist_store(ms, 20, 1);
+	KUNIT_EXPECT_EQ(test, ms->nr_history, 2UL);
+	ms->nr_history -= kmmscand_xa_sweep(&ms->history, ms->seq);
+	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
+	KUNIT_EXPECT_NULL(test, xa_load(&ms->history, 10));
+	KUNIT_EXPECT_NOT_NULL(test, xa_load(&ms->history, 20));
+	xa_destroy(&ms->history);
+}
+
+/* Past KMMSCAND_HIST_MAX entries only pages already tracked are updated. */
+static void kmmscand_test_hist_bound(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	void *entry = xa_mk_value(1);
+
+	KUNIT_EXPECT_FALSE(test, kmmscand_hist_track(ms, NULL, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, NULL, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, false));
+	ms->nr_history = KMMSCAND_HIST_MAX - 1;
+	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, NULL, true));
+	ms->nr_history = KMMSCAND_HIST_MAX;
+	KUNIT_EXPECT_FALSE(test, kmmscand_hist_track(ms, NULL, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, false));
+}
+
+/*
+ * NUMA balancing's rule: only the default policy and policies carrying
+ * MPOL_F_MOF let pages move; a movable BIND or PREFERRED_MANY policy
+ * keeps them within its nodes.
+ */
+static void kmmscand_test_policy_rule(struct kunit *test)
+{
+	struct mempolicy pol = {};
+	nodemask_t nodes;
+
+	KUNIT_EXPECT_TRUE(test, kmmscand_policy_moves(NULL));
+
+	pol.mode = MPOL_PREFERRED;
+	pol.nodes = nodemask_of_node(1);
+	KUNIT_EXPECT_FALSE(test, kmmscand_policy_moves(&pol));
+	pol.mode = MPOL_LOCAL;
+	KUNIT_EXPECT_FALSE(test, kmmscand_policy_moves(&pol));
+	pol.mode = MPOL_INTERLEAVE;
+	KUNIT_EXPECT_FALSE(test, kmmscand_policy_moves(&pol));
+	pol.mode = MPOL_WEIGHTED_INTERLEAVE;
+	KUNIT_EXPECT_FALSE(test, kmmscand_policy_moves(&pol));
+	pol.mode = MPOL_BIND;
+	KUNIT_EXPECT_FALSE(test, kmmscand_policy_moves(&pol));
+
+	/* mbind(MPOL_BIND | MPOL_F_NUMA_BALANCING, {0, 1}) */
+	pol.flags = MPOL_F_MOF | MPOL_F_MORON;
+	nodes_clear(pol.nodes);
+	node_set(0, pol.nodes);
+	node_set(1, pol.nodes);
+	KUNIT_EXPECT_TRUE(test, kmmscand_policy_moves(&pol));
+	nodes_clear(nodes);
+	node_set(0, nodes);
+	node_set(1, nodes);
+	node_set(2, nodes);
+	kmmscand_policy_nodes(&pol, &nodes);
+	KUNIT_EXPECT_TRUE(test, node_isset(0, nodes));
+	KUNIT_EXPECT_TRUE(test, node_isset(1, nodes));
+	KUNIT_EXPECT_FALSE(test, node_isset(2, nodes));
+
+	/* A preferred node does not confine: it is not a BIND set. */
+	pol.mode = MPOL_PREFERRED;
+	pol.nodes = nodemask_of_node(1);
+	nodes_clear(nodes);
+	node_set(0, nodes);
+	node_set(1, nodes);
+	kmmscand_policy_nodes(&pol, &nodes);
+	KUNIT_EXPECT_TRUE(test, node_isset(0, nodes));
+}
+
+static void kmmscand_test_pfn_spans(struct kunit *test)
+{
+	struct kmmscand_walk *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 5), NUMA_NO_NODE);
+	w->nr_spans = 2;
+	w->span[0].start = 0x1000;
+	w->span[0].end = 0x2000;
+	w->span[0].nid = 0;
+	w->span[1].start = 0x8000;
+	w->span[1].end = 0x9000;
+	w->span[1].nid = 2;
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0xfff), NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0x1000), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0x1fff), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0x2000), NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0x8fff), 2);
+	KUNIT_EXPECT_EQ(test, kmmscand_pfn_toptier(w, 0x9000), NUMA_NO_NODE);
+}
+
+static struct kunit_case kmmscand_scan_cases[] = {
+	KUNIT_CASE(kmmscand_test_hist_count),
+	KUNIT_CASE(kmmscand_test_hist_bound),
+	KUNIT_CASE(kmmscand_test_policy_rule),
+	KUNIT_CASE(kmmscand_test_pfn_spans),
+	{},
+};
+
+static struct kunit_suite kmmscand_scan_suite = {
+	.name = "kmmscand_scan",
+	.test_cases = kmmscand_scan_cases,
+};
+
+kunit_test_suites(&kmmscand_policy_suite, &kmmscand_migrate_suite,
+		  &kmmscand_scan_suite);
 
 #endif /* _MM_KMMSCAND_KUNIT_H */
 
