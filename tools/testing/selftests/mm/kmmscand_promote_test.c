@@ -40,6 +40,10 @@
 #define TRACE_INSTANCE		"/sys/kernel/tracing/instances/kmmscand_selftest"
 #define DEMOTION_SYSFS		"/sys/kernel/mm/numa/demotion_enabled"
 #define BOOST_SYSCTL		"/proc/sys/vm/watermark_boost_factor"
+#define MIN_ADDR_SYSCTL		"/proc/sys/vm/mmap_min_addr"
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
 
 static unsigned long page_size;
 
@@ -69,11 +73,11 @@ static inline uint64_t pattern(const struct region *r, unsigned long i,
  * For MAP_SHARED the policy is the shared policy of the shmem object, and
  * MPOL_DEFAULT removes it again.
  */
+static int region_fill_node1(struct region *r, bool thp, bool keep_bind);
+
 static int region_place_node1(struct region *r, size_t len, bool thp,
 			      bool keep_bind, uint64_t seed, int type)
 {
-	unsigned long words = page_size / sizeof(uint64_t), i, w;
-	struct node_count nc;
 	uintptr_t start;
 
 	memset(r, 0, sizeof(*r));
@@ -89,6 +93,16 @@ static int region_place_node1(struct region *r, size_t len, bool thp,
 	r->len = len;
 	r->npages = len / page_size;
 	r->seed = seed;
+	return region_fill_node1(r, thp, keep_bind);
+}
+
+/* Fault r->len bytes at r->base in on node 1 with the pattern. */
+static int region_fill_node1(struct region *r, bool thp, bool keep_bind)
+{
+	unsigned long words = page_size / sizeof(uint64_t), i, w;
+	size_t len = r->len;
+	struct node_count nc;
+
 	if (madvise(r->base, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
 	    thp)
 		return -errno;
@@ -487,6 +501,8 @@ FIXTURE(promote) {
 	char demotion[16];	/* demotion_enabled to restore, "" if untouched */
 	long boost_factor;	/* vm.watermark_boost_factor to restore */
 	bool boost_saved;
+	long min_addr;		/* vm.mmap_min_addr to restore */
+	bool min_addr_saved;
 };
 
 FIXTURE_SETUP(promote)
@@ -502,6 +518,7 @@ FIXTURE_SETUP(promote)
 	self->nb_saved = false;
 	self->demotion[0] = '\0';
 	self->boost_saved = false;
+	self->min_addr_saved = false;
 	if (!kmmscand_present())
 		SKIP(return, "%s missing: kernel built without CONFIG_KMMSCAND",
 		     KMMSCAND_SYSFS);
@@ -562,6 +579,9 @@ FIXTURE_TEARDOWN_PARENT(promote)
 		TH_LOG("restoring %s failed", DEMOTION_SYSFS);
 	if (self->boost_saved)
 		write_long(BOOST_SYSCTL, self->boost_factor);
+	if (self->min_addr_saved &&
+	    write_long(MIN_ADDR_SYSCTL, self->min_addr))
+		TH_LOG("restoring %s failed", MIN_ADDR_SYSCTL);
 	ret = knobs_restore(&self->saved);
 	if (ret)
 		TH_LOG("restoring knobs failed: %s", strerror(-ret));
@@ -2050,6 +2070,98 @@ TEST_F_TIMEOUT(promote, mempolicy_rules, 150)
 	region_unmap(&wi);
 	region_unmap(&mof);
 	region_unmap(&def);
+}
+
+/* Take mmap_lock for writing as often as possible until told to stop. */
+static void *lock_churn(void *arg)
+{
+	int *stop = arg;
+	unsigned long n = 0;
+	void *p;
+
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+		p = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, page_size);
+		n++;
+	}
+	return (void *)n;
+}
+
+/*
+ * A VMA at address 0 (vm.mmap_min_addr=0, as wine and dosemu use) whose
+ * first PTE table is where a visit stops when a writer waits for
+ * mmap_lock: the pass must resume at address 0, page-aligned, and not
+ * walk the table from a byte address.  A thread maps and unmaps a page in
+ * a loop so that visits keep stopping on contention; the hot pages at
+ * address 0 must still be promoted, no byte may change, and the kernel
+ * must stay sane (the host fails the run on any splat).
+ */
+TEST_F_TIMEOUT(promote, low_vma_resumed, 120)
+{
+	const size_t len = 4 * MB;
+	struct kmm_stats s0, s1;
+	struct hot_thread h = {};
+	struct node_count hot;
+	unsigned long passes;
+	pthread_t churn;
+	void *churned;
+	int stop = 0, ret;
+	long long t0;
+	struct region r;
+	void *p;
+
+	if (read_long(MIN_ADDR_SYSCTL, &self->min_addr))
+		SKIP(return, "cannot read %s", MIN_ADDR_SYSCTL);
+	self->min_addr_saved = true;
+	ASSERT_EQ(0, write_long(MIN_ADDR_SYSCTL, 0))
+		TH_LOG("cannot set %s to 0", MIN_ADDR_SYSCTL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		SKIP(return, "no mapping at address 0: %s", strerror(errno));
+	ASSERT_EQ(NULL, p) TH_LOG("MAP_FIXED_NOREPLACE at 0 returned %p", p);
+
+	memset(&r, 0, sizeof(r));
+	r.map = p;
+	r.map_len = len;
+	r.base = p;
+	r.len = len;
+	r.npages = len / page_size;
+	r.seed = 0x10;
+	ret = region_fill_node1(&r, false, false);
+	ASSERT_EQ(0, ret) TH_LOG("placing 4 MB at 0 on node 1: %s",
+				 strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, pthread_create(&churn, NULL, lock_churn, &stop));
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &hot));
+		if (pct(hot.n[0], r.npages) >= HOT_PCT)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(churn, &churned);
+	kmm_stats_read(&s1);
+	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &hot));
+
+	ksft_print_msg("VMA at 0: %lu/%lu (%lu%%) on node 0 after %lld ms, %lu mmap/munmap pairs\n",
+		       hot.n[0], r.npages, pct(hot.n[0], r.npages),
+		       now_ms() - t0, (unsigned long)churned);
+	log_deltas(&s0, &s1);
+
+	EXPECT_LE(HOT_PCT, pct(hot.n[0], r.npages))
+		TH_LOG("hot pages at address 0 not promoted within %d ms",
+		       DEADLINE_MS);
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	expect_monotonic(_metadata, &s0, &s1);
+	munmap(r.base, len);	/* region_unmap() takes NULL as "none" */
 }
 
 int main(int argc, char **argv)
