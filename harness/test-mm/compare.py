@@ -304,11 +304,12 @@ def main():
         add("pass" if a.vm_rc == 0 else "fail", "mm:vm", "" if a.vm_rc == 0 else f"job exit status {a.vm_rc}")
 
     table = []
-    hdr = f"{'test':28} {'off (status p/f/s time)':28} {'on (status p/f/s time)':28} {'promoted':>8} {'node1 off/on':>12} {'thp_split':>9}"
+    hdr = f"{'test':28} {'off (status p/f/s time)':28} {'on (status p/f/s time)':28} {'promoted':>8} {'node1 off/on':>12} {'thp_split (by kmmscand)':>23}"
     table.append(hdr)
     table.append("-" * len(hdr))
     diffs_table = []
     share = {p_off: [0, 0], p_on: [0, 0]}
+    split_by = {p: {"kmmscand": 0, "demotion": 0, "other": 0} for p in (p_off, p_on)}
     for tid in ids:
         off, on = runs.get((p_off, tid)), runs.get((p_on, tid))
         n1 = []
@@ -322,7 +323,13 @@ def main():
                 n1.append("-")
         prom = on.stat.get("kmmscand_promote_success", 0) if on else 0
         split = on.stat.get("thp_migration_split", 0) if on else 0
-        table.append(f"{tid:28} {summary(off):28} {summary(on):28} {prom:>8} {'/'.join(n1):>12} {split:>9}")
+        if on and "thp_split_kmmscand" in on.stat:
+            split = f"{split} ({on.stat['thp_split_kmmscand']})"
+        for p, r in ((p_off, off), (p_on, on)):
+            for why in ("kmmscand", "demotion", "other"):
+                if r:
+                    split_by[p][why] += r.stat.get(f"thp_split_{why}", 0)
+        table.append(f"{tid:28} {summary(off):28} {summary(on):28} {prom:>8} {'/'.join(n1):>12} {split:>23}")
         if off is None or on is None or off.status == "missing" or on.status == "missing":
             which = [p for p, r in ((p_off, off), (p_on, on)) if r is None or r.status == "missing"]
             add("fail", f"mm:{tid}", f"did not finish in pass {'/'.join(which)} (VM died or timed out?)")
@@ -428,7 +435,9 @@ def main():
             pass_info.append(f"pass {p}: {v.get('secs', 0)}s, " + ", ".join(
                 f"{k} +{v.get(k, 0)}" for k in ("kmmscand_promote_success", "pgdemote_kswapd",
                                                  "pgmigrate_success", "thp_migration_success",
-                                                 "thp_migration_split")))
+                                                 "thp_migration_split"))
+                + " (splits by migration reason: " + ", ".join(
+                    f"{k} {n}" for k, n in split_by[p].items()) + ")")
     table.append("")
     table.extend(pass_info)
     table.extend(f"info: {i}" for i in infos)

@@ -168,8 +168,35 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	kmsg "END $pass $id rc=$rc"
 	kill_leftovers "$id"
 	for r in $restore; do echo "${r#*=}" > "${r%%=*}"; done
-	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$BALLOON@@"
+	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$(split_by_reason)$BALLOON@@"
 	awk -v key="$pass:$id" -v id="$id" '$1 == key { n0 += $2; n1 += $3; s++ } END { printf "@@MM-NUMA '"$pass"' %s n0=%d n1=%d samples=%d@@\n", id, n0, n1, s }' /tmp/mm.numa
+}
+
+# thp_migration_split counts the splits of every migration; the
+# migrate:mm_migrate_pages event says which migration asked. SPLIT_TR is
+# a trace instance that keeps only the calls that split a THP.
+SPLIT_TR=/sys/kernel/tracing/instances/mm_split
+split_trace_on() {
+	[ -d /sys/kernel/tracing/events ] ||
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	ev=events/migrate/mm_migrate_pages
+	[ -d /sys/kernel/tracing/$ev ] || { info "no migrate:mm_migrate_pages event: splits not attributed"; return 0; }
+	mkdir -p $SPLIT_TR 2>/dev/null
+	echo 4096 > $SPLIT_TR/buffer_size_kb
+	echo 'thp_split > 0' > $SPLIT_TR/$ev/filter || fatal "cannot filter $ev"
+	echo 1 > $SPLIT_TR/$ev/enable || fatal "cannot enable $ev"
+}
+split_by_reason() { # " thp_split_kmmscand=N thp_split_demotion=N thp_split_other=N", then clear
+	[ -f $SPLIT_TR/trace ] || return 0
+	awk '/mm_migrate_pages:/ { n = 0; r = "other"
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^nr_thp_split=/) { sub(/^nr_thp_split=/, "", $i); n = $i + 0 }
+			if ($i == "reason=kmmscand") r = "kmmscand"
+			if ($i == "reason=demotion") r = "demotion"
+		}
+		s[r] += n }
+		END { printf " thp_split_kmmscand=%d thp_split_demotion=%d thp_split_other=%d", s["kmmscand"], s["demotion"], s["other"] }' $SPLIT_TR/trace
+	: > $SPLIT_TR/trace
 }
 
 # ---- setup, once ----
@@ -185,6 +212,7 @@ wr /proc/sys/vm/watermark_scale_factor 200
 # would boost its watermarks and wake kswapd, which would then demote (and
 # so migrate) the tests' pages in the "off" pass too.
 wr /proc/sys/vm/watermark_boost_factor 0
+split_trace_on
 mkfifo /tmp/balloon.cmd /tmp/balloon.ack || fatal "mkfifo"
 exec 8<>/tmp/balloon.ack
 /opt/prog/mm_balloon -n 0 /tmp/balloon.cmd /tmp/balloon.ack &
