@@ -19,7 +19,8 @@ A test whose results are identical in both passes is one PASS (or SKIP when
 it skipped in both). Every subtest that differs is one FAIL unless an entry
 of the expected-differences file matches it; then it is a PASS that names
 the entry's reason and reproducer. Subtests that failed, timed out or were
-absent with kmmscand off and passed with it on have no baseline: one SKIP
+absent with kmmscand off and passed or skipped with it on have no
+baseline: one SKIP
 per test lists them (the "on" pass is not worse, and a failure with
 kmmscand disabled is not kmmscand's). Also judged: the host-side checks
 (host.txt), the kernel log of each pass (klog.py patterns, attributed to
@@ -357,12 +358,12 @@ def main():
         # with it on has no baseline in this run: the difference says
         # nothing about kmmscand. One SKIP per test names them.
         nobase = [(k, so, sn) for k, so, sn in differing
-                  if so in NO_BASELINE and sn == "pass"]
+                  if so in NO_BASELINE and sn in ("pass", "skip")]
         if nobase:
             k0, so0, _ = nobase[0]
             add("skip", f"mm:{tid}:no-baseline",
                 f"{len(nobase)} subtest(s) failed or did not run with kmmscand off and passed "
-                f"with it on, so they were not compared (first: {k0}: off={so0})")
+                f"or skipped with it on, so they were not compared (first: {k0}: off={so0})")
             for k, so, sn in nobase:
                 diffs_table.append((tid, k, so, sn, "no-baseline"))
         for k, so, sn in differing:
