@@ -9,15 +9,16 @@
  * from a per-mm cursor under mmap_read_trylock(), test-and-clears the
  * Accessed bits of slow-tier pages (mmu-notifier aware; top-tier pages are
  * only counted, their bits are left to reclaim) and keeps a small per-mm
- * history of the slow-tier pages it found young.  A page young in K of the last N passes
- * is hot: its folio is queued (with a reference) for the "kmmscand_migrate"
- * thread (mm/kmmscand_migrate.c), which promotes it to a top-tier node.
+ * history of the slow-tier pages it found young.  A page young in K of the
+ * last N passes is hot: it is queued as (mm, address, pfn), without a folio
+ * reference, for the "kmmscand_migrate" thread (mm/kmmscand_migrate.c),
+ * which revalidates it and promotes it to a top-tier node.
  *
  * PTE tables whose non-leaf PMD Accessed bit stayed clear since the last
  * pass are skipped without being mapped (x86 sets that bit on a page walk
  * through the PMD).  MGLRU uses the same bit for the same purpose, so with
- * MGLRU enabled kmmscand leaves it alone and maps every table.  PMD-mapped THPs are handled
- * in .pmd_entry under the PMD lock and never split.
+ * MGLRU enabled kmmscand leaves it alone and maps every table.  PMD-mapped
+ * THPs are handled in .pmd_entry under the PMD lock and never split.
  *
  * The period between passes and the pages examined per visit adapt per mm
  * to the number of hot pages found; see mm/kmmscand_policy.h.
