@@ -9,9 +9,9 @@ H := harness
 PROG ?=
 ARGS ?=
 FILES ?=
-export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET
+export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET HOSTFS
 
-.PHONY: help kernel assemble test test-mm demo vm-run series series-check clean distclean
+.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-check clean distclean
 
 help: ## Show this help
 	@echo "kmmscand harness targets:"
@@ -20,7 +20,8 @@ help: ## Show this help
 	@echo
 	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 DIMM1_MB=256 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
 	@echo "test-mm:      make test-mm [MM_SET=full|ci]   (CPUS defaults to 3 there)"
-	@echo "vm-run:       make vm-run PROG=<static binary or script> [ARGS=\"...\"] [FILES=\"...\"]"
+	@echo "vm-run:       make vm-run PROG=<program or script> [ARGS=\"...\"] [FILES=\"...\"] [HOSTFS=0|1|auto]"
+	@echo "vm-shell:     make vm-shell [HOSTFS=1|0] [FILES=\"...\"]   (interactive; needs a terminal)"
 
 assemble: ## Assemble build/linux = Debian linux-source-6.12 + overlay + patches
 	@$(H)/assemble.sh
@@ -37,11 +38,15 @@ test-mm: ## Upstream mm selftests, kmmscand off vs promoting their memory (MM_SE
 demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
 	@$(H)/demo.sh
 
-vm-run: ## Run PROG (static binary or script) with ARGS in the two-tier VM
+vm-run: ## Run PROG (binary or script; host programs via HOSTFS) with ARGS in the two-tier VM
 	@$(H)/build-kernel.sh >&2
 	@$(H)/vm-run.sh "$(PROG)" $(ARGS); rc=$$?; \
 	 [ $$rc -eq 0 ] || echo "vm-run: exit status $$rc (make itself exits 2; harness/vm-run.sh returns $$rc unchanged)" >&2; \
 	 exit $$rc
+
+vm-shell: ## Interactive shell in the two-tier VM (the host's userland; HOSTFS=0: busybox)
+	@$(H)/build-kernel.sh >&2
+	@$(H)/vm-shell.sh
 
 series: ## Write the git format-patch series + cover letter to build/series/
 	@$(H)/assemble.sh >/dev/null

@@ -39,6 +39,8 @@ need_pkgs() {
 BUILD_PKGS=(linux-source-6.12 gcc make bc flex bison libelf-dev libssl-dev cpio
 	    ccache python3 perl xz-utils rsync)
 VM_PKGS=(qemu-system-x86 busybox-static gcc libc6-dev)
+# The host tools the guest runs on the host's root (vm.sh VM_HOSTFS=1).
+USERLAND_PKGS=(linux-perf trace-cmd numactl)
 
 mkdir -p "$BUILD"
 

@@ -87,6 +87,32 @@ vmrc=$?
 set -e
 log "VM finished in $(cat "$out/seconds")s (status $vmrc); logs in $out/"
 sed 's/^/    | /' "$out/stdout.log" >&2
+
+# The host's userland in the guest (virtio-9p root): perf, trace-cmd,
+# numactl and numastat against this kernel (harness/guest/userland-check.sh).
+ul=$out/userland
+mkdir -p "$ul"
+need_pkgs "${USERLAND_PKGS[@]}"
+gcc -static -O2 -Wall -o "$ul/tierdemo" "$HARNESS/demo/tierdemo.c" -lpthread
+cp "$HARNESS/guest/userland-check.sh" "$ul/"
+echo 'exec bash /opt/prog/userland-check.sh' > "$ul/job"
+"$HARNESS/mkinitramfs.sh" "$ul/initramfs.cpio" "$ul/job" "$ul/tierdemo" "$ul/userland-check.sh"
+log "booting the VM on the host's root filesystem for the userland checks"
+set +e
+VM_HOSTFS=1 VM_TIMEOUT=${UL_TIMEOUT:-300} "$HARNESS/vm.sh" "$ul/initramfs.cpio" "$ul"
+ulrc=$?
+set -e
+log "userland VM finished in $(cat "$ul/seconds")s (status $ulrc); logs in $ul/"
+sed 's/^/    | /' "$ul/stdout.log" "$ul/stderr.log" >&2
+grep -E '^(ok|not ok|skip) userland:' "$ul/stdout.log" >> "$host"
+if [ $ulrc -ne 0 ] || ! grep -q 'userland:numastat' "$ul/stdout.log"; then
+	echo "not ok userland:vm: status $ulrc, see $ul/" >> "$host"
+else
+	echo "ok userland:vm" >> "$host"
+fi
+if ! python3 "$HARNESS/klog.py" "$ul/console.log" > "$ul/klog.txt"; then
+	echo "not ok userland:kernel-log: $(head -n 1 "$ul/klog.txt")" >> "$host"
+fi
 finish --console "$out/console.log" --stdout "$out/stdout.log" \
 	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
 	--vm-rc "$vmrc"

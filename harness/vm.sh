@@ -7,6 +7,11 @@
 # Node 1 also gets a hot-pluggable pc-dimm of DIMM1_MB (0: none), which the
 # kernel onlines into ZONE_MOVABLE (memhp_default_state=online_movable), so
 # tests can offline it like a CXL device that is about to be removed.
+# VM_HOSTFS=1 exports the host's root filesystem read-only over virtio-9p
+# (tag hostroot) and has the guest run its job there (harness/guest/init),
+# so that the host's programs, dynamically linked ones included, run in
+# the guest. SHELL_VM=1 gives an interactive shell on the terminal instead
+# of a job (the kernel console shares it); it needs a terminal on stdin.
 # Writes OUTDIR/console.log (kernel console), stdout.log, stderr.log.
 # Exits with the guest job's status; 124 when the wall-clock budget
 # (VM_TIMEOUT seconds) ran out, 125 when the guest died without reporting.
@@ -29,6 +34,13 @@ done
 [[ $DIMM1_MB =~ ^(0|[1-9][0-9]*)$ ]] && [ $((DIMM1_MB % 128)) -eq 0 ] ||
 	die "DIMM1_MB must be 0 (no dimm) or a multiple of 128 (got '$DIMM1_MB')"
 case "$ACCEL" in tcg|kvm) ;; *) die "ACCEL must be tcg or kvm (got '$ACCEL')" ;; esac
+VM_HOSTFS=${VM_HOSTFS:-0}
+SHELL_VM=${SHELL_VM:-0}
+[[ $VM_HOSTFS =~ ^[01]$ ]] || die "VM_HOSTFS must be 0 or 1 (got '$VM_HOSTFS')"
+[[ $SHELL_VM =~ ^[01]$ ]] || die "SHELL_VM must be 0 or 1 (got '$SHELL_VM')"
+if [ "$SHELL_VM" = 1 ] && ! [ -t 0 ]; then
+	die "an interactive VM needs a terminal on standard input"
+fi
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL; run 'make kernel' first"
 need_pkgs qemu-system-x86
 mkdir -p "$outdir"
@@ -45,6 +57,17 @@ if [ "$DIMM1_MB" -gt 0 ]; then
 	APPEND="memhp_default_state=online_movable $APPEND"
 fi
 
+fs=()
+if [ "$VM_HOSTFS" = 1 ]; then
+	fs=(-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap)
+	APPEND="kmm.hostfs=1 $APPEND"
+fi
+console=(-serial "file:$outdir/console.log")
+if [ "$SHELL_VM" = 1 ]; then
+	console=(-serial mon:stdio)
+	APPEND="kmm.shell=1 loglevel=4 $APPEND"
+fi
+
 qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
 	-smp "$CPUS" -m "$mem"
 	-object memory-backend-ram,id=m0,size="${NODE0_MB}M"
@@ -55,15 +78,19 @@ qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
 	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=100
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=1G
-	"${dimm[@]}"
+	"${dimm[@]}" "${fs[@]}"
 	-kernel "$KERNEL" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init numa_balancing=disable $APPEND"
 	-display none -monitor none -no-reboot
-	-serial "file:$outdir/console.log"
+	"${console[@]}"
 	-serial "file:$outdir/stdout.log"
 	-serial "file:$outdir/stderr.log")
 
 start=$(date +%s)
+if [ "$SHELL_VM" = 1 ]; then
+	log "interactive VM: Ctrl-A X quits QEMU, 'exit' powers the guest off"
+	exec "${qemu[@]}"
+fi
 set +e
 timeout -k 5 "$VM_TIMEOUT" "${qemu[@]}" </dev/null >"$outdir/qemu.log" 2>&1
 qrc=$?
