@@ -15,6 +15,13 @@ have() { command -v "$1" >/dev/null 2>&1; }
 vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 wr() { echo "$2" > "$K/$1" || { echo "cannot write $2 to $K/$1" >&2; return 1; }; }
 
+# fieldsum FILE EVENT FIELD: the sum of FIELD=N over the EVENT lines of FILE
+fieldsum() {
+	grep "$2" "$1" | sed -n "s/.* $3=\([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+# unparsed FILE: the first line a tool could not decode, if any
+unparsed() { grep -i -m 1 -e 'unknown' -e 'FAILED TO PARSE' "$1" | head -c 200; }
+
 # Wait (up to 20 s) until the kmmscand counters stand still for 1 s, so a
 # vmstat snapshot is not taken in the middle of a batch.
 settle() {
@@ -95,15 +102,16 @@ if have perf; then
 		nok perf-record "scan_end events $nscan, migrate_batch events $nbatch (both must be > 0)"
 	fi
 	# Every field parsed: no "unknown" or raw-format fallbacks in the output.
-	if grep -q -i -e 'unknown' -e 'FAILED TO PARSE' $T/script; then
-		nok perf-script-fields "$(grep -i -m 1 -e unknown -e 'FAILED TO PARSE' $T/script | head -c 200)"
+	bad=$(unparsed $T/script)
+	if [ -n "$bad" ]; then
+		nok perf-script-fields "$bad"
 	elif grep 'kmmscand_migrate_batch' $T/script | grep -q -v 'nr=[0-9]* succeeded=[0-9]* failed=[0-9]* target_nid=[0-9-]* reason=kmmscand'; then
 		nok perf-script-fields "a migrate_batch line without all of its fields"
 	else
 		ok perf-script-fields
 	fi
-	ev_prom=$(grep 'kmmscand_migrate_batch' $T/script | sed -n 's/.* succeeded=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
-	ev_scan=$(grep 'kmmscand_scan_end' $T/script | sed -n 's/.* scanned=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	ev_prom=$(fieldsum $T/script kmmscand_migrate_batch succeeded)
+	ev_scan=$(fieldsum $T/script kmmscand_scan_end scanned)
 	echo "# promoted: events $ev_prom, vmstat $((p1 - p0)); PTEs scanned: events $ev_scan, vmstat $((s1 - s0))"
 	if [ $((p1 - p0)) -gt 0 ] && [ "$ev_prom" -eq $((p1 - p0)) ]; then
 		ok perf-vs-vmstat
@@ -126,12 +134,12 @@ if have trace-cmd; then
 	rrc=$?
 	grep -m 2 'kmmscand_scan_end' $T/report | sed 's/^/# /'
 	grep -m 2 'kmmscand_migrate_batch' $T/report | sed 's/^/# /'
-	ev_prom=$(grep 'kmmscand_migrate_batch' $T/report | sed -n 's/.* succeeded=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	ev_prom=$(fieldsum $T/report kmmscand_migrate_batch succeeded)
 	echo "# trace-cmd record status $trc, report status $rrc; promoted: events $ev_prom, vmstat $((p1 - p0))"
 	if [ $trc -ne 0 ] || [ $rrc -ne 0 ]; then
 		nok trace-cmd "record $trc, report $rrc: $(head -c 300 $T/tcrec $T/report.err | tr '\n' ' ')"
-	elif grep -q -i -e 'unknown' -e 'FAILED TO PARSE' $T/report; then
-		nok trace-cmd "$(grep -i -m 1 -e unknown -e 'FAILED TO PARSE' $T/report | head -c 200)"
+	elif [ -n "$(unparsed $T/report)" ]; then
+		nok trace-cmd "$(unparsed $T/report)"
 	elif [ $((p1 - p0)) -gt 0 ] && [ "$ev_prom" -eq $((p1 - p0)) ] &&
 	     grep -q 'kmmscand_scan_end' $T/report; then
 		ok trace-cmd
