@@ -2104,12 +2104,12 @@ TEST_F_TIMEOUT(promote, low_vma_resumed, 120)
 	struct kmm_stats s0, s1;
 	struct hot_thread h = {};
 	struct node_count hot;
-	unsigned long passes;
+	unsigned long passes, got = 0;
 	pthread_t churn;
 	void *churned;
 	int stop = 0, ret;
-	long long t0;
 	struct region r;
+	long long t;
 	void *p;
 
 	if (read_long(MIN_ADDR_SYSCTL, &self->min_addr))
@@ -2138,22 +2138,16 @@ TEST_F_TIMEOUT(promote, low_vma_resumed, 120)
 	kmm_stats_read(&s0);
 	ASSERT_EQ(0, pthread_create(&churn, NULL, lock_churn, &stop));
 	ASSERT_EQ(0, hot_start(&h));
-	t0 = now_ms();
-	do {
-		ASSERT_EQ(0, where_pages(0, r.base, r.npages, &hot));
-		if (pct(hot.n[0], r.npages) >= HOT_PCT)
-			break;
-		sleep_ms(POLL_MS);
-	} while (now_ms() - t0 < DEADLINE_MS);
+	t = wait_promoted(&r, 0, r.npages, HOT_PCT, DEADLINE_MS, &got);
 	passes = hot_stop(&h);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	pthread_join(churn, &churned);
 	kmm_stats_read(&s1);
 	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &hot));
 
-	ksft_print_msg("VMA at 0: %lu/%lu (%lu%%) on node 0 after %lld ms, %lu mmap/munmap pairs\n",
-		       hot.n[0], r.npages, pct(hot.n[0], r.npages),
-		       now_ms() - t0, (unsigned long)churned);
+	ksft_print_msg("VMA at 0: %lu/%lu (%lu%%) on node 0, %lu%% at %lld ms, %lu munmaps\n",
+		       hot.n[0], r.npages, pct(hot.n[0], r.npages), got, t,
+		       (unsigned long)churned);
 	log_deltas(&s0, &s1);
 
 	EXPECT_LE(HOT_PCT, pct(hot.n[0], r.npages))
