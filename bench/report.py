@@ -143,7 +143,10 @@ def metrics(run, lat0, lat1):
     m["hot_mb"] = num(r.get("hot_pages"), 0) * 4096 / 2 ** 20
     if run.get("balloon"):
         m["balloon_mb"] = num(run["balloon"].get("mb"))
-        m["free0_mb"] = num(run["balloon"].get("node0_free_mb_after"))
+        # the fast node's free memory: node0_... in the VM, nodeN_... with FAST_NODE=N
+        free = [v for k, v in run["balloon"].items()
+                if re.fullmatch(r"node\d+_free_mb_after", k)]
+        m["free0_mb"] = num(free[0]) if free else None
         # copy-and-demote bound for t90: 90% of the hot set copied at the
         # promotion rate limit, plus demoting as much at the same rate
         if m["rate_mbps"]:

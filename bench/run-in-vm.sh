@@ -20,6 +20,8 @@
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
+#   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
+#   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
 # Workloads: hotcold zipf phase flat multi thp thp-scatter scatter topfull
 #            topfull-hard sparse
 # Policies:  none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb
@@ -57,12 +59,23 @@ HARD_HOT_MB=112
 # aggregation intervals), chosen by the sweep recorded in bench/README.md
 DAMOS_MIN_NR=1
 DAMOS_MIN_AGE=0
+SLOW_NODE=1
+FAST_NODE=0
 for a in "$@"; do
 	case "$a" in
 	*=*) eval "${a%%=*}=\"\${a#*=}\"" ;;
 	*) echo "run-in-vm.sh: ignoring argument '$a'" >&2 ;;
 	esac
 done
+for v in "$SLOW_NODE" "$FAST_NODE"; do
+	case "$v" in
+	''|*[!0-9]*) echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must be node numbers (got '$SLOW_NODE', '$FAST_NODE')" >&2; exit 2 ;;
+	esac
+	[ -d /sys/devices/system/node/node$v ] ||
+		{ echo "run-in-vm.sh: there is no node $v" >&2; exit 2; }
+done
+[ "$SLOW_NODE" != "$FAST_NODE" ] ||
+	{ echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must differ" >&2; exit 2; }
 
 HERE=$(cd "$(dirname "$0")" 2>/dev/null && pwd)
 WL=""
@@ -102,7 +115,7 @@ node_range() {	# node_range NID -> "start end" (bytes) or nothing
 	}
 	END { if (lo != "") printf "%.0f %.0f\n", lo * 4096, hi * 4096 }' /proc/zoneinfo
 }
-N1_RANGE=$(node_range 1)
+N1_RANGE=$(node_range $SLOW_NODE)
 N1_START=${N1_RANGE% *}
 N1_END=${N1_RANGE#* }
 
@@ -117,7 +130,8 @@ echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$D
 echo "@@ENV kernel=$(uname -r) ncpu=$(grep -c ^processor /proc/cpuinfo)"
 echo "@@ENV kmmscand_present=$have_kmm numa_balancing_present=$have_nb damon_sysfs_present=$have_damon"
 echo "@@ENV node1_paddr=${N1_START:-?}-${N1_END:-?}"
-echo "@@ENV lat0_ns=$(lat 0) lat1_ns=$(lat 1)"
+echo "@@ENV slow_node=$SLOW_NODE fast_node=$FAST_NODE"
+echo "@@ENV lat0_ns=$(lat $FAST_NODE) lat1_ns=$(lat $SLOW_NODE)"
 for n in /sys/devices/system/node/node[0-9]*; do
 	echo "@@ENV $(basename $n)_total_mb=$(awk '/MemTotal/ {print int($4/1024)}' $n/meminfo) $(basename $n)_cpus=$(cat $n/cpulist)"
 done
@@ -186,7 +200,7 @@ damon_ctx_setup() {
 	wr 1 $c/schemes/nr_schemes
 	s=$c/schemes/0
 	wr migrate_hot $s/action || return 1
-	wr 0 $s/target_nid || return 1
+	wr $FAST_NODE $s/target_nid || return 1
 	# the sysfs defaults of every min AND max are 0: set both
 	wr 4096 $s/access_pattern/sz/min
 	wr $((N1_END - N1_START)) $s/access_pattern/sz/max
@@ -364,7 +378,7 @@ settle() {
 }
 
 workload_args() {	# workload_args NAME -> args for the workload binary
-	common="--secs $DUR --seed $SEED"
+	common="--secs $DUR --seed $SEED --slow-node $SLOW_NODE --fast-node $FAST_NODE"
 	case "$1" in
 	hotcold|zipf|phase|flat|multi|thp|thp-scatter|scatter|topfull)
 		echo "--mode $1 --size-mb $SIZE_MB $common" ;;
