@@ -11,7 +11,8 @@
 # (tag hostroot) and has the guest run its job there (harness/guest/init),
 # so that the host's programs, dynamically linked ones included, run in
 # the guest. SHELL_VM=1 gives an interactive shell on the terminal instead
-# of a job (the kernel console shares it); it needs a terminal on stdin.
+# of a job (the kernel console shares it, no VM_TIMEOUT); it needs a
+# terminal on stdin.
 # Writes OUTDIR/console.log (kernel console), stdout.log, stderr.log.
 # Exits with the guest job's status; 124 when the wall-clock budget
 # (VM_TIMEOUT seconds) ran out, 125 when the guest died without reporting.
@@ -39,7 +40,7 @@ SHELL_VM=${SHELL_VM:-0}
 [[ $VM_HOSTFS =~ ^[01]$ ]] || die "VM_HOSTFS must be 0 or 1 (got '$VM_HOSTFS')"
 [[ $SHELL_VM =~ ^[01]$ ]] || die "SHELL_VM must be 0 or 1 (got '$SHELL_VM')"
 if [ "$SHELL_VM" = 1 ] && ! [ -t 0 ]; then
-	die "an interactive VM needs a terminal on standard input"
+	die "an interactive VM (make vm-shell) needs a terminal on standard input; make vm-run runs a program"
 fi
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL; run 'make kernel' first"
 need_pkgs qemu-system-x86

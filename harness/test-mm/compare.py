@@ -20,8 +20,7 @@ it skipped in both). Every subtest that differs is one FAIL unless an entry
 of the expected-differences file matches it; then it is a PASS that names
 the entry's reason and reproducer. Subtests that failed, timed out or were
 absent with kmmscand off and passed or skipped with it on have no
-baseline: one SKIP
-per test lists them (the "on" pass is not worse, and a failure with
+baseline: one SKIP per test lists them (the "on" pass is not worse, and a failure with
 kmmscand disabled is not kmmscand's). Also judged: the host-side checks
 (host.txt), the kernel log of each pass (klog.py patterns, attributed to
 the test that ran), that the tests' pages sat mostly on node 1 (numa_maps
@@ -388,11 +387,11 @@ def main():
     # tests' pages sat on node 1 and kmmscand moved some of them.
     # The layout is the same in both passes; in the "on" pass kmmscand moves
     # pages to node 0, so the share is asserted on the "off" pass only.
+    left = [t for t in SELF_PLACED if t in ids]
+    note = f" (not counted: {', '.join(left)}: places its pages itself)" if left else ""
     for p in (p_off, p_on):
         n1, tot = share[p]
         pct = f"{100 * n1 // tot}%" if tot else "-"
-        left = [t for t in SELF_PLACED if t in ids]
-        note = f" (not counted: {', '.join(left)}: places its pages itself)" if left else ""
         if p != p_off:
             lines.append(f"  info: {pct} of the tests' sampled pages on node 1 in pass {p}{note}")
         elif not tot:

@@ -177,8 +177,6 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 # a trace instance that keeps only the calls that split a THP.
 SPLIT_TR=/sys/kernel/tracing/instances/mm_split
 split_trace_on() {
-	[ -d /sys/kernel/tracing/events ] ||
-		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	ev=events/migrate/mm_migrate_pages
 	[ -d /sys/kernel/tracing/$ev ] || { info "no migrate:mm_migrate_pages event: splits not attributed"; return 0; }
 	mkdir -p $SPLIT_TR 2>/dev/null
