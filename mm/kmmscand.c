@@ -707,7 +707,8 @@ static void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 		target = kmmscand_target(w, nid);
 		if (target == NUMA_NO_NODE || kmmscand_backed_off(ms, target) ||
 		    !kmmscand_is_hot(hist, nhist, w->hot_k,
-				     node_isset(target, w->ample))) {
+				     node_isset(target, w->ample)) ||
+		    !kmmscand_folio_promotable(folio)) {
 			/* Keep the history: it may become promotable later. */
 		} else if (w->detect_only) {
 			w->candidates++;

@@ -26,6 +26,7 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 			  int nid, unsigned int nr);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 void kmmscand_migrate_wake(bool tunables);
+bool kmmscand_folio_promotable(struct folio *folio);
 int kmmscand_migrate_init(void);
 void kmmscand_migrate_exit(void);
 

@@ -402,6 +402,7 @@ enum x_stat {
 	X_PGMIGRATE_FAIL,
 	X_COMPACT_ISOLATED,
 	X_PGPROMOTE_SUCCESS,
+	X_THP_SPLIT_PAGE,
 	NR_X_STATS
 };
 
@@ -413,6 +414,7 @@ static const char * const x_stat_names[NR_X_STATS] = {
 	"pgmigrate_fail",
 	"compact_isolated",
 	"pgpromote_success",
+	"thp_split_page",
 };
 
 struct x_stats {
@@ -1960,6 +1962,84 @@ TEST_F_TIMEOUT(promote, queued_pages_stay_movable, 120)
 	free(addrs);
 	free(nodes);
 	free(status);
+	region_unmap(&r);
+}
+
+/*
+ * A THP that lost all but a few of its pages to munmap() waits for its
+ * deferred split; promoting it would make migrate_pages() split it, so
+ * kmmscand leaves it alone.  It must not even queue it: the migrator's
+ * lookup of every candidate takes a folio reference, and a reference at
+ * the wrong moment makes MADV_COLLAPSE of a PTE table built from such
+ * pages (khugepaged's collapse_compound_extreme) fail with EAGAIN.
+ * Four THPs on node 1 keep 4 pages each, kept hot until the scanner has
+ * found them young a few times over: no candidate, no page moved.
+ */
+TEST_F_TIMEOUT(promote, partial_thp_not_queued, 120)
+{
+	const unsigned long nthp = 4, keep = 4;
+	unsigned long k, bad = 0, young, passes;
+	struct kmm_stats s0, s1;
+	struct x_stats x0, x1;
+	struct hot_thread h = {};
+	struct node_count nc;
+	long long t0;
+	struct region r;
+	char why[128];
+	int ret;
+
+	if (!thp_usable(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	ret = region_on_node1(&r, nthp * HPAGE, true, false, 0x7777);
+	ASSERT_EQ(0, ret) TH_LOG("placing 8 MB on node 1: %s", strerror(-ret));
+	if (anon_huge_kb(r.base) < (long)(nthp * HPAGE / 1024))
+		SKIP(return, "not all of the region is THP on node 1 (AnonHugePages %ld kB)",
+		     anon_huge_kb(r.base));
+	/* Hot first: the scanner has the pages' history when they turn partial. */
+	x_stats_read(&x0);
+	for (k = 0; k < nthp; k++) {
+		char *thp = r.base + k * HPAGE;
+
+		ASSERT_EQ(0, munmap(thp + keep * page_size,
+				    HPAGE - keep * page_size))
+			TH_LOG("munmap: %s", strerror(errno));
+		hot_add(&h, thp, keep);
+	}
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+		young = D(&s0, &s1, S_YOUNG);
+	} while (young < 8 * nthp * keep && now_ms() - t0 < DEADLINE_MS);
+	passes = hot_stop(&h);
+	/* What was queued last is looked up within a batch's time. */
+	sleep_ms(2 * POLL_MS);
+	kmm_stats_read(&s1);
+	x_stats_read(&x1);
+	ksft_print_msg("young +%lu after %lld ms, %lu passes, thp_split_page +%llu\n",
+		       young, now_ms() - t0, passes,
+		       XD(&x0, &x1, X_THP_SPLIT_PAGE));
+	log_deltas(&s0, &s1);
+	ASSERT_LE(8 * nthp * keep, young)
+		TH_LOG("the scanner did not find the pages young within %d ms",
+		       DEADLINE_MS);
+	if (XD(&x0, &x1, X_THP_SPLIT_PAGE))
+		SKIP(goto out, "%s",
+		     "THPs were split meanwhile: their pages may be queued");
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_CANDIDATE))
+		TH_LOG("pages of partially mapped THPs were queued");
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_FAIL_STALE));
+	for (k = 0; k < nthp; k++) {
+		ASSERT_EQ(0, where_pages(0, r.base + k * HPAGE, keep, &nc));
+		EXPECT_EQ(keep, nc.n[1])
+			TH_LOG("THP %lu: %lu of %lu pages left node 1", k,
+			       keep - nc.n[1], keep);
+		bad += region_verify(&r, k * HPAGE / page_size, keep, passes);
+	}
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+out:
 	region_unmap(&r);
 }
 
