@@ -32,6 +32,7 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/sort.h>
+#include <linux/swap.h>
 #include <linux/timekeeping.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
@@ -514,6 +515,13 @@ static unsigned int kmmscand_migrate_list(struct list_head *folios, int nid,
 		      MR_KMMSCAND, &nr_succeeded);
 	if (!list_empty(folios))
 		putback_movable_pages(folios);
+	/*
+	 * The new folios, and the ones put back, wait in this CPU's LRU add
+	 * batch with a reference each until it is drained; this thread may
+	 * sleep next, and off the LRU with that reference THP collapse,
+	 * split and KSM would refuse them for as long.
+	 */
+	lru_add_drain();
 #ifdef CONFIG_NUMA_BALANCING
 	if (nr_succeeded)
 		mod_lruvec_state(mem_cgroup_lruvec(memcg, NODE_DATA(nid)),

@@ -47,7 +47,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 KH_RUN = re.compile(r"^Run test: (.+?)\s*$")
 # uffd-unit-tests (no TAP): "Testing move on anon... done|skipped [...]|failed [...]"
 UFFD_RES = re.compile(r"^Testing (.+?)\.\.\. (done|skipped|failed)")
-KH_RES = re.compile(r"^(?:.*\.\.\.)?([A-Z][^.]*?)\.{3,}\s*(OK|Fail|Skip)\s*$")
+# ("Fail: why" when the test says why; progress lines end with "...")
+KH_RES = re.compile(r"^(?:.*\.\.\.)?([A-Z][^.]*?)\.{3,}\s*(OK|Fail|Skip)(?::.*)?\s*$")
 # Statuses of the "off" pass that give no baseline for a subtest.
 NO_BASELINE = ("fail", "timeout", "absent")
 # Minimum share of the tests' sampled pages on node 1, per pass.
