@@ -367,7 +367,8 @@ policy_on() {
 # promoter threads: "comm pid" for kmmscand* and kdamond*
 promoters() {
 	for d in /proc/[0-9]*; do
-		read -r comm < $d/comm 2>/dev/null || continue
+		# the redirection fails when the process is gone: its message too is hidden
+		{ read -r comm < "$d/comm"; } 2>/dev/null || continue
 		case "$comm" in
 		kmmscand*|kdamond*) echo "$comm ${d#/proc/}" ;;
 		esac
