@@ -19,10 +19,10 @@ source "$TOP/harness/lib.sh"
 BENCH_PKGS=(redis-server redis-tools numactl gcc libc6-dev)
 BENCH=${BENCH:-full}
 # REPEAT=N in BENCH_ARGS multiplies the run time: the default VM budget
-# scales with it (quick ~35 min, medium ~95 min, full ~175 min per repeat).
+# scales with it (quick ~40 min, medium ~100 min, full ~175 min per repeat).
 rep=$(printf '%s\n' "${BENCH_ARGS:-}" | sed -n 's/.*REPEAT=\([0-9][0-9]*\).*/\1/p')
 case "$BENCH" in
-quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 2400 * ${rep:-1}))}" ;;
+quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 3000 * ${rep:-1}))}" ;;
 medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((900 + 2400 * ${rep:-3}))}" ;;
 full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 12000 * ${rep:-1}))}" ;;
 *) echo "bench: BENCH must be quick, medium or full" >&2; exit 2 ;;
