@@ -8,16 +8,23 @@
 # Builds the workload, boots the VM once through the harness (harness/vm-run.sh)
 # with bench/run-in-vm.sh as the program, and writes
 # bench-results/<timestamp>/{raw.log,results.csv,results.md,summary.txt,coverage.png}.
+# The VM runs in the host's root filesystem (HOSTFS=1, see harness/vm.sh):
+# the redis workloads use the host's redis-server, redis-benchmark and
+# migratepages, which are installed here when missing.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+# need_pkgs (and the harness settings; bench.sh has its own log below)
+source "$TOP/harness/lib.sh"
+# what the guest runs from the host's root, and the workload's compiler
+BENCH_PKGS=(redis-server redis-tools numactl gcc libc6-dev)
 BENCH=${BENCH:-full}
 # REPEAT=N in BENCH_ARGS multiplies the run time: the default VM budget
-# scales with it (quick ~15 min, medium ~70 min, full ~100 min per repeat).
+# scales with it (quick ~40 min, medium ~100 min, full ~175 min per repeat).
 rep=$(printf '%s\n' "${BENCH_ARGS:-}" | sed -n 's/.*REPEAT=\([0-9][0-9]*\).*/\1/p')
 case "$BENCH" in
-quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 1200 * ${rep:-1}))}" ;;
-medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((900 + 1800 * ${rep:-3}))}" ;;
-full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 9000 * ${rep:-1}))}" ;;
+quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 3000 * ${rep:-1}))}" ;;
+medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((900 + 2400 * ${rep:-3}))}" ;;
+full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 12000 * ${rep:-1}))}" ;;
 *) echo "bench: BENCH must be quick, medium or full" >&2; exit 2 ;;
 esac
 export NODE0_MB NODE1_MB VM_TIMEOUT
@@ -46,21 +53,30 @@ if [ -n "${BENCH_RAW:-}" ]; then
 else
 	[ -x "$TOP/harness/vm-run.sh" ] ||
 		{ log "harness/vm-run.sh not found: merge main (the harness) first"; exit 2; }
-	command -v gcc >/dev/null || { log "gcc missing"; exit 2; }
-	gcc -static -O2 -Wall -o "$out/workload" "$TOP/bench/workload.c" -lm
-	cp "$TOP/bench/run-in-vm.sh" "$out/run-in-vm.sh"
-	chmod +x "$out/run-in-vm.sh"
+	need_pkgs "${BENCH_PKGS[@]}"
+	gcc -static -O2 -Wall -Wextra -pthread -o "$out/workload" "$TOP/bench/workload.c" -lm
+	cp "$TOP/bench/run-in-vm.sh" "$TOP/bench/redis-workload.sh" "$out/"
+	chmod +x "$out/run-in-vm.sh" "$out/redis-workload.sh"
+	# file-shared maps a file of the host: in the guest it is page cache of
+	# the 9p root (tmpfs, the guest's only writable place, would be shmem).
+	# Sparse, as large as the largest region, removed after the run.
+	size_mb=$(printf '%s\n' "${BENCH_ARGS:-}" | sed -n 's/.*SIZE_MB=\([0-9][0-9]*\).*/\1/p')
+	shared_file=$out/file-shared.data
+	truncate -s "$(( ${size_mb:-0} > 512 ? size_mb : 512 ))M" "$shared_file"
+	trap 'rm -f "$shared_file"' EXIT
 	# same as `make vm-run`: (re)build the kernel, then boot it
 	"$TOP/harness/build-kernel.sh" >&2
 	log "BENCH=$BENCH NODE0_MB=$NODE0_MB NODE1_MB=$NODE1_MB VM_TIMEOUT=$VM_TIMEOUT; guest output -> $out/raw.log"
 	# BENCH_ARGS is shell-quoted: WORKLOADS='hotcold zipf' stays one word
 	eval "set -- ${BENCH_ARGS:-}"
 	set +e
-	VM_OUT=$out/vm FILES="$out/workload" "$TOP/harness/vm-run.sh" "$out/run-in-vm.sh" \
-		MODE="$BENCH" "$@" 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
-		grep --line-buffered -E '^@@RUN-(BEGIN|END)|^RESULT|^@@SKIP|^@@ERROR' >&2
+	VM_OUT=$out/vm FILES="$out/workload $out/redis-workload.sh" HOSTFS=1 \
+		"$TOP/harness/vm-run.sh" "$out/run-in-vm.sh" \
+		MODE="$BENCH" FILE_PATH="$shared_file" "$@" 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
+		grep --line-buffered -E '^@@RUN-(BEGIN|END)|^RESULT|^REDIS-(TEST|RESULT)|^@@SKIP|^@@ERROR' >&2
 	rc=${PIPESTATUS[0]}
 	set -e
+	rm -f "$shared_file"
 	[ "$rc" -eq 0 ] || log "vm-run exited $rc (see $out/vm-stderr.log); reporting what ran"
 	grep -q '@@BENCH-END' "$out/raw.log" || log "guest output incomplete (no @@BENCH-END)"
 fi

@@ -2,6 +2,11 @@
 """bench/report.py - turn the guest output of bench/run-in-vm.sh into
 results.csv, results.md, summary.txt and coverage.png (gnuplot).
 
+The redis workloads (bench/redis-workload.sh) get their own table and plot
+panels: placement of the server's resident pages over time, requests/s and
+latency percentiles from redis-benchmark, promoter CPU, hint faults and
+migrations.
+
 usage: report.py RAW_LOG OUTDIR
 """
 import csv
@@ -51,7 +56,8 @@ def parse(path):
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
                        "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
                        "damos": {}, "skip": None, "info": [], "warn": [], "phase": None,
-                       "setup": {}}
+                       "setup": {}, "NM": [], "BM": [], "redis_tests": [], "redis": None,
+                       "load": {}, "move": {}}
             elif cur is None:
                 continue
             elif tag.startswith("@@RUN-END "):
@@ -77,6 +83,22 @@ def parse(path):
                 cur["info"].append(tag[7:])
             elif tag.startswith("@@WARN "):
                 cur["warn"].append(tag[7:])
+            elif line.startswith("NM "):
+                d = kv(line)
+                cur["NM"].append((num(line.split()[1], 0), num(d.get("on0"), 0),
+                                  num(d.get("anon_on0"), 0), num(d.get("rss_mb"), 0)))
+            elif line.startswith("BM "):
+                d = kv(line)
+                d["t"] = num(line.split()[1], 0)
+                cur["BM"].append(d)
+            elif line.startswith("REDIS-TEST "):
+                cur["redis_tests"].append(kv(line))
+            elif line.startswith("REDIS-RESULT "):
+                cur["redis"] = kv(line)
+            elif line.startswith("LOAD "):
+                cur["load"] = kv(line)
+            elif line.startswith("MOVE "):
+                cur["move"] = kv(line)
             elif line.startswith("T "):
                 p = line.split()
                 d = kv(line)
@@ -99,7 +121,64 @@ def parse(path):
     return env, runs
 
 
-def metrics(run, lat0, lat1):
+def at_time(series, t):
+    """The value of the last (time, value) sample taken by time t."""
+    before = [v for ts, v in series if ts <= t + 0.25]
+    return before[-1] if before else (series[0][1] if series else None)
+
+
+def redis_metrics(run, dur):
+    """Metrics of a redis workload run (bench/redis-workload.sh)."""
+    r = run["redis"] or {}
+    ok = bool(r) and run.get("rc") == 0 and r.get("failed") == "0"
+    m = {"workload": run["workload"], "policy": run["policy"], "rep": run.get("rep", 1),
+         "kind": "redis",
+         "status": "skipped" if run["skip"] else ("ok" if ok else "failed"),
+         "note": run["skip"] or ("; ".join(run["warn"][:3]) if run["warn"] else "")}
+    if not r:
+        return m
+    nm = [(t, on0) for t, on0, _, _ in run["NM"]]
+    m["on0_setup_pct"] = 100 * num(r.get("on0_setup"), 0)
+    m["on0_final_pct"] = 100 * num(r.get("on0_final"), 0)
+    m["anon_on0_final_pct"] = 100 * num(r.get("anon_on0_final"), 0)
+    for q, name in ((0.25, "q1"), (0.5, "q2"), (0.75, "q3")):
+        v = at_time(nm, q * dur) if dur else None
+        m["on0_%s_pct" % name] = 100 * v if v is not None else None
+    m["rss_mb"] = num(r.get("rss_mb"))
+    m["load_s"] = num(run["load"].get("secs"))
+    m["move_s"] = num(run["setup"].get("move_s"))
+    m["setup_s"] = num(run["setup"].get("secs"))
+    m["ops"] = 0
+    for t in run["redis_tests"]:
+        name = t.get("test", "?").lower()
+        for k in ("rps", "rps_first", "rps_last", "p50_ms", "p99_ms"):
+            m["%s_%s" % (name, k)] = num(t.get(k))
+        m["%s_loops" % name] = num(t.get("loops"), 0)
+        m["ops"] += num(t.get("requests"), 0)
+    m["rps"] = sum(m.get("%s_rps" % t.get("test", "?").lower()) or 0 for t in run["redis_tests"])
+    v = run["vmstat"]
+    m["numa_hint_faults"] = v.get("numa_hint_faults", 0)
+    m["pgpromote_success"] = v.get("pgpromote_success", 0)
+    m["pgmigrate_success"] = v.get("pgmigrate_success", 0)
+    m["pgdemote"] = sum(x for k, x in v.items() if k.startswith("pgdemote_"))
+    m["promoted_pages"] = max(0, m["pgmigrate_success"] - m["pgdemote"])
+    m["kmmscand_pte_scanned"] = v.get("kmmscand_pte_scanned", 0)
+    m["kmmscand_young"] = v.get("kmmscand_young", 0)
+    m["damos_sz_applied"] = run["damos"].get("sz_applied", 0)
+    m["kthread_cpu_s"] = sum(run["cpu"].values())
+    for k, x in run["cpu"].items():
+        m["cpu_" + k] = x
+    # the server's own time: NUMA balancing's scanning and hint faults are
+    # charged to it
+    m["task_sys_s"] = num(r.get("server_stime"), 0)
+    m["task_user_s"] = num(r.get("server_utime"), 0)
+    m["wall_s"] = run.get("wall", 0)
+    return m
+
+
+def metrics(run, lat0, lat1, dur=None):
+    if run.get("redis") is not None or run["workload"].startswith("redis"):
+        return redis_metrics(run, dur)
     r = run["result"]
     m = {"workload": run["workload"], "policy": run["policy"], "rep": run.get("rep", 1),
          "status": "skipped" if run["skip"] else ("ok" if r and run.get("rc") == 0 else "failed"),
@@ -136,6 +215,12 @@ def metrics(run, lat0, lat1):
     m["ops"] = num(r.get("ops"), 0)
     m["setup_s"] = num(r.get("setup_s"), 0)
     m["wall_s"] = run.get("wall", 0)
+    m["threads"] = num(r.get("threads"))
+    m["thp_mb_setup"] = num(run["setup"].get("thp_mb"))
+    m["thp_mb_end"] = num(r.get("thp_mb_end"))
+    if run.get("move"):
+        m["moved_on_slow_pages"] = num(run["move"].get("on_slow"))
+        m["move_s"] = num(run["move"].get("secs"))
     # pages promoted: every migration that was not a demotion (DAMOS promotions
     # are not counted in pgpromote_success, MR_DAMON)
     m["promoted_pages"] = max(0, m["pgmigrate_success"] - m["pgdemote"])
@@ -260,6 +345,91 @@ def fmt_range(by, rng, k, key, nd=1, none="never", show_range=True):
     return cell
 
 
+def redis_table(env, rows, by, rng, wls, pols, multi):
+    """results.md section of the redis workloads."""
+    def med(key):
+        v = [m[key] for m in rows if m.get("kind") == "redis" and m["status"] == "ok"
+             and m.get(key) is not None]
+        return statistics.median(v) if v else None
+
+    md = ["## Redis: %s\n" % ", ".join(wls)]
+    hot = int(num(env.get("redis_keys"), 0) * num(env.get("redis_hot_pct"), 0) / 100)
+    md.append("redis-server %s loaded with %s keys of %s bytes (server RSS %s MB; load %s s, "
+              "`migratepages` of everything to node 1 %s s, medians over the runs), then "
+              "redis-benchmark for %s s over key:0..%d (`-r`, %s%% of the keyspace; the "
+              "load order scatters those keys through the heap), %s connections, loops of "
+              "%s requests.  redis-get: GET only; redis-mix: GET and SET clients side by "
+              "side (half of the connections each).\n" % (
+                  env.get("redis_version", "?"), env.get("redis_keys", "?"),
+                  env.get("redis_value", "?"), fmt(med("rss_mb"), 0, "?"),
+                  fmt(med("load_s"), 1, "?"), fmt(med("move_s"), 1, "?"), env.get("dur"),
+                  max(hot - 1, 0), env.get("redis_hot_pct", "?"), env.get("redis_clients", "?"),
+                  env.get("redis_loop_n", "?")))
+    hdr = ["workload", "policy", "server RSS on node0 % at ¼ / ½ / ¾ / end",
+           "anon on node0 % end", "req/s", "req/s last ¼", "GET p50 / p99 ms",
+           "SET p50 / p99 ms", "promoter CPU s", "kthread CPU s", "server sys s",
+           "hint faults", "pages promoted", "pages migrated"]
+    md.append("| " + " | ".join(hdr) + " |")
+    md.append("|" + "---|" * len(hdr))
+    for wl in wls:
+        for p in pols:
+            m = by.get((wl, p))
+            if not m:
+                continue
+            if m["status"] != "ok":
+                md.append("| %s | %s | %s |" % (wl, p, m["status"] + (
+                    ": " + m["note"] if m["note"] else "")) + " |" * (len(hdr) - 3))
+                continue
+            over_time = " / ".join(fmt(m.get(k), 1, "-") for k in (
+                "on0_q1_pct", "on0_q2_pct", "on0_q3_pct", "on0_final_pct"))
+            if multi:
+                over_time += " (end %s)" % fmt_range(by, rng, (wl, p), "on0_final_pct", 1, "-")
+
+            def lat(t):
+                if m.get(t + "_p50_ms") is None:
+                    return "-"
+                return "%s / %s" % (fmt(m.get(t + "_p50_ms"), 2), fmt(m.get(t + "_p99_ms"), 2))
+            last = sum(m.get(t + "_rps_last") or 0 for t in ("get", "set"))
+            md.append("| " + " | ".join([
+                wl, p, over_time, fmt(m.get("anon_on0_final_pct"), 1, "-"),
+                fmt_range(by, rng, (wl, p), "rps", 0, "-", multi), fmt(last, 0, "-"),
+                lat("get"), lat("set"),
+                fmt_range(by, rng, (wl, p), "promoter_cpu_s", 2, "-", multi),
+                fmt(m.get("kthread_cpu_s"), 2, "-"), fmt(m.get("task_sys_s"), 2, "-"),
+                "%d" % (m.get("numa_hint_faults") or 0), "%d" % (m.get("promoted_pages") or 0),
+                "%d" % (m.get("pgmigrate_success") or 0)]) + " |")
+    md.append("")
+    md.append("server RSS on node0: share of the server's resident pages (all mappings, from "
+              "/proc/<pid>/numa_maps, sampled once a second) on node 0 at a quarter, half, "
+              "three quarters and the end of the run; anon: the same for its anonymous "
+              "memory (the dataset).  req/s: requests of the completed redis-benchmark loops "
+              "divided by their time, GET and SET together; last ¼: the loops that ended in "
+              "the last quarter of the run.  p50/p99: the median over the loops of each "
+              "loop's percentile.  Under TCG req/s and latencies are emulator numbers (both "
+              "nodes are host DRAM, the host may be busy): compare placement, CPU and "
+              "counters; on tiered hardware they are the measurement.  promoter CPU: kthread "
+              "CPU + the server's system time above the 'none' run (NUMA balancing's "
+              "scanning and hint faults are charged to the server).  pages promoted: "
+              "pgmigrate_success - pgdemote (DAMOS migrations are not in "
+              "pgpromote_success).\n")
+    return md
+
+
+def redis_summary(rows, by, wls, pols):
+    """summary.txt lines of the redis workloads."""
+    out = []
+    for wl in wls:
+        ok = [(p, by[(wl, p)]) for p in pols if (wl, p) in by and by[(wl, p)]["status"] == "ok"]
+        if not ok:
+            out.append("%s: no runs" % wl)
+            continue
+        out.append("%s: server RSS on node0 at the end: %s; promoter CPU: %s; req/s (TCG): %s" % (
+            wl, ", ".join("%s %s%%" % (p, fmt(m.get("on0_final_pct"), 1, "-")) for p, m in ok),
+            ", ".join("%s %s s" % (p, fmt(m.get("promoter_cpu_s"), 2, "-")) for p, m in ok),
+            ", ".join("%s %s" % (p, fmt(m.get("rps"), 0, "-")) for p, m in ok)))
+    return out
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -271,7 +441,8 @@ def main():
     lat1 = num(env.get("lat1_ns")) or DEFAULT_LAT1
     lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
         "assumed (HMAT sysfs absent)"
-    rows = [metrics(r, lat0, lat1) for r in runs]
+    dur = num(env.get("dur"))
+    rows = [metrics(r, lat0, lat1, dur) for r in runs]
     relative(rows)
     by, rng, nrep = aggregate(rows)
     multi = nrep > 1
@@ -316,42 +487,48 @@ def main():
                   "per workload); cells are the **median**, with (min–max) where the runs "
                   "differ; 'never' counts as the slowest.  results.csv has every run, "
                   "results-median.csv the medians.\n" % nrep)
-    hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
-           "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
-           "max vs none", "TCG ops vs none", "modelled speedup"]
-    md.append("| " + " | ".join(hdr) + " |")
-    md.append("|" + "---|" * len(hdr))
-    for wl in workloads:
-        if wl == "scancost":
-            continue
-        for p in pols:
-            m = by.get((wl, p))
-            if not m:
-                continue
-            if m["status"] != "ok":
-                md.append("| %s | %s | %s |" % (wl, p, m["status"] + (": " + m["note"] if m["note"] else "")) +
-                          " |" * (len(hdr) - 3))
-                continue
-            md.append("| " + " | ".join([
-                wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
-                cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
-                cell(wl, p, "promoter_cpu_s", 2, "-"),
-                fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
-                fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
-                fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
-    md.append("")
-    md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
-              "from the phase change, for the new hot set; 'never' = not within the run).  "
-              "hot on node0: at the end of the run.  cold promoted: share of the "
-              "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
-              "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
-              "kdamond* threads during the run; task sys: the workload's own system time "
-              "(where NUMA balancing's scanning and hint faults are charged).  p99/max: "
-              "batch latency (%s accesses per batch) relative to the policy 'none'.  TCG ops: "
-              "accesses done in the run relative to 'none' (emulator throughput, includes "
-              "interference).  modelled speedup: (access-weighted node-0 share f) -> "
-              "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
-              "model, not a measurement.\n" % "4096")
+    redis_wls = [wl for wl in workloads if any(m["workload"] == wl and m.get("kind") == "redis"
+                                               for m in rows)]
+    main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
+    if main_wls:
+        hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
+               "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
+               "max vs none", "TCG ops vs none", "modelled speedup"]
+        md.append("| " + " | ".join(hdr) + " |")
+        md.append("|" + "---|" * len(hdr))
+        for wl in main_wls:
+            for p in pols:
+                m = by.get((wl, p))
+                if not m:
+                    continue
+                if m["status"] != "ok":
+                    md.append("| %s | %s | %s |" % (wl, p, m["status"] + (": " + m["note"] if m["note"] else "")) +
+                              " |" * (len(hdr) - 3))
+                    continue
+                md.append("| " + " | ".join([
+                    wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                    cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
+                    cell(wl, p, "promoter_cpu_s", 2, "-"),
+                    fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
+                    fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
+                    fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
+        md.append("")
+        md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
+                  "from the phase change, for the new hot set; 'never' = not within the run).  "
+                  "hot on node0: at the end of the run.  cold promoted: share of the "
+                  "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
+                  "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
+                  "kdamond* threads during the run; task sys: the workload's own system time "
+                  "(where NUMA balancing's scanning and hint faults are charged).  p99/max: "
+                  "batch latency (%s accesses per batch) relative to the policy 'none'.  TCG ops: "
+                  "accesses done in the run relative to 'none' (emulator throughput, includes "
+                  "interference).  modelled speedup: (access-weighted node-0 share f) -> "
+                  "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
+                  "model, not a measurement.\n" % "4096")
+
+    # ---------------------------------------------------------- redis
+    if redis_wls:
+        md += redis_table(env, rows, by, rng, redis_wls, pols, multi)
 
     # ---------------------------------------------------------- phase change
     phw = [wl for wl in workloads if any(by.get((wl, p), {}).get("phase_hotB_final_pct")
@@ -440,7 +617,7 @@ def main():
     ]
     wins = {p: 0 for p in cmp_pols}
     for wl in workloads:
-        if wl == "scancost":
+        if wl == "scancost" or wl in redis_wls:
             continue
         ok = [by[(wl, p)] for p in cmp_pols if (wl, p) in by and by[(wl, p)]["status"] == "ok"]
         if not ok:
@@ -470,17 +647,19 @@ def main():
         summ.append("%s: %s" % (wl, "; ".join(parts)))
     summ.append("(cost metrics - cold promoted, promoter CPU, p99 - only among policies that "
                 "reached >= 50% hot coverage)")
+    summ += redis_summary(rows, by, redis_wls, pols)
     summ.append("")
     # geometric mean of modelled speedup per policy (of the medians)
     for p in cmp_pols:
-        if not any(m["policy"] == p and m["workload"] != "scancost" for m in rows):
+        if not any(m["policy"] == p and m["workload"] != "scancost" and
+                   m["workload"] not in redis_wls for m in rows):
             continue
         sp = [by[(wl, p)].get("model_speedup") for wl in workloads
               if wl != "scancost" and (wl, p) in by and by[(wl, p)].get("model_speedup")]
         if sp:
             g = math.exp(sum(math.log(x) for x in sp) / len(sp))
             cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads
-                      if wl != "scancost" and (wl, p) in by)
+                      if wl != "scancost" and wl not in redis_wls and (wl, p) in by)
             summ.append("%-12s geomean modelled speedup %.2fx over %d workloads, "
                         "promoter CPU total %.1f s, metric wins %d" % (p, g, len(sp), cpu, wins[p]))
         else:
@@ -508,11 +687,11 @@ def main():
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md))
 
-    plot(out, [r for r in runs if r.get("rep", 1) == 1], workloads, pols)
+    plot(out, [r for r in runs if r.get("rep", 1) == 1], workloads, pols, redis_wls)
     print("\n".join(md))
 
 
-def plot(out, runs, workloads, pols):
+def plot(out, runs, workloads, pols, redis_wls=()):
     dd = os.path.join(out, "data")
     os.makedirs(dd, exist_ok=True)
     panels = []
@@ -520,13 +699,18 @@ def plot(out, runs, workloads, pols):
         lines = []
         for p in pols:
             r = next((x for x in runs if x["workload"] == wl and x["policy"] == p), None)
-            if not r or not r["T"]:
+            if not r or not (r["T"] or r["NM"]):
                 continue
             fn = os.path.join(dd, "%s.%s.dat" % (wl, p))
             with open(fn, "w") as f:
-                f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
-                for t in r["T"]:
-                    f.write("%.1f %.4f %.4f %.4f %d\n" % t)
+                if wl in redis_wls:
+                    f.write("# t server_rss_on0 anon_on0 rss_mb\n")
+                    for t in r["NM"]:
+                        f.write("%.1f %.4f %.4f %.1f\n" % t)
+                else:
+                    f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
+                    for t in r["T"]:
+                        f.write("%.1f %.4f %.4f %.4f %d\n" % t)
             lines.append((p, fn, r.get("phase")))
         if lines:
             panels.append((wl, lines))
@@ -540,11 +724,15 @@ def plot(out, runs, workloads, pols):
               "set terminal png noenhanced size %d,%d" % (480 * cols, 330 * rows_),
               "set output '%s'" % os.path.join(out, "coverage.png"),
               "set multiplot layout %d,%d title 'hot-set pages on node 0 over time "
-              "(TCG VM; placement measured with move_pages)'" % (rows_, cols),
+              "(TCG VM; placement measured with move_pages; redis: resident pages of the "
+              "server, numa_maps)'" % (rows_, cols),
               "set yrange [0:1.05]", "set xlabel 's'", "set ylabel 'hot on node0'",
               "set key bottom right", "set grid"]
     for wl, lines in panels:
-        script.append("set title '%s'" % wl)
+        if wl in redis_wls:
+            script += ["set title '%s (server RSS on node 0)'" % wl, "set ylabel 'RSS on node0'"]
+        else:
+            script += ["set title '%s'" % wl, "set ylabel 'hot on node0'"]
         ph = next((x[2] for x in lines if x[2]), None)
         script.append("unset arrow")
         if ph:

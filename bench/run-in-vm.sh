@@ -7,7 +7,8 @@
 #   @@BENCH-BEGIN / @@BENCH-END
 #   @@ENV key=value                      once, environment facts
 #   @@RUN-BEGIN workload=W policy=P args=...
-#     <workload output: CFG/SETUP/T/PHASE/W/RESULT lines>
+#     <workload output: CFG/SETUP/T/PHASE/W/RESULT lines; the redis
+#      workloads: CFG/LOAD/SETUP/NM/BM/REDIS-TEST/REDIS-RESULT lines>
 #     @@VMSTAT <counter> <delta>          /proc/vmstat deltas (nonzero, selected)
 #     @@CPU <thread> <seconds>            promoter kthread utime+stime deltas
 #     @@DAMOS <stat> <value>              DAMOS scheme stats (damos-* policies)
@@ -22,8 +23,17 @@
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
 #   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
 #   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
+#   REDIS_KEYS=<n> REDIS_VALUE=<bytes> REDIS_HOT_PCT=<% of the keys used>
+#   REDIS_CLIENTS=<connections> REDIS_LOOP_N=<requests per benchmark loop>
+#   FILE_PATH=<file for file-shared: used as it is if it exists, else created>
+#   FILE_RW_PATH=<file for file-shared-rw: must be writable, or is created>
+#   (paths without blanks)
 # Workloads: hotcold zipf phase flat multi thp thp-scatter scatter topfull
 #            topfull-hard sparse
+#            uniform populate file-shared file-shared-rw thp-move (the
+#            microbenchmarks, bench/workload.c)
+#            redis-get redis-mix (bench/redis-workload.sh: redis-server,
+#            redis-benchmark and migratepages from the host, VM needs HOSTFS)
 # Policies:  none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb
 #            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
 #            min age AGE, for threshold sweeps); "damos" = damos-naive
@@ -38,18 +48,29 @@ for a in "$@"; do
 	esac
 done
 REPEAT=1
+# redis: keys x value bytes (~150 MB of server RSS per 200000 keys of 512
+# bytes), the share of the keyspace redis-benchmark uses (-r), its
+# connections and requests per loop (sizes and load times: bench/README.md)
+REDIS_KEYS=200000
+REDIS_VALUE=512
+REDIS_HOT_PCT=10
+REDIS_CLIENTS=8
+REDIS_LOOP_N=2000
 case "$MODE" in
 full)
 	DUR=60; SIZE_MB=512; SPARSE_MB=4096; SCAN_MB=8192; SCANCOST=1
-	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter scatter topfull topfull-hard sparse"
-	POLICIES="none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb" ;;
+	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter scatter topfull topfull-hard sparse
+		uniform populate file-shared file-shared-rw thp-move redis-get redis-mix"
+	POLICIES="none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb"
+	REDIS_KEYS=1000000 ;;
 medium)
 	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
-	WORKLOADS="hotcold zipf phase multi thp topfull"
+	WORKLOADS="hotcold zipf phase multi thp topfull redis-get redis-mix"
 	POLICIES="none kmmscand numab2 damos-tuned damos-naive" ;;
 *)
 	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=1
-	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull topfull-hard"
+	WORKLOADS="hotcold zipf phase flat multi thp thp-scatter topfull topfull-hard
+		uniform populate file-shared file-shared-rw thp-move redis-get redis-mix"
 	POLICIES="none kmmscand kmm-tlb numab2 damos-naive damos-tuned" ;;
 esac
 SEED=42
@@ -61,6 +82,10 @@ DAMOS_MIN_NR=1
 DAMOS_MIN_AGE=0
 SLOW_NODE=1
 FAST_NODE=0
+# file-shared reads FILE_PATH (make bench passes a file of the host, i.e.
+# page cache of the VM's 9p root); file-shared-rw maps FILE_RW_PATH writable
+FILE_PATH=/tmp/kmmscand-bench.file
+FILE_RW_PATH=/tmp/kmmscand-bench-rw.file
 for a in "$@"; do
 	case "$a" in
 	*=*) eval "${a%%=*}=\"\${a#*=}\"" ;;
@@ -81,6 +106,10 @@ HERE=$(cd "$(dirname "$0")" 2>/dev/null && pwd)
 WL=""
 for c in "$HERE/workload" /opt/prog/workload ./workload; do
 	[ -x "$c" ] && { WL=$c; break; }
+done
+RWL=""
+for c in "$HERE/redis-workload.sh" /opt/prog/redis-workload.sh ./redis-workload.sh; do
+	[ -f "$c" ] && { RWL=$c; break; }
 done
 KMM=/sys/kernel/mm/kmmscand
 DAMON=/sys/kernel/mm/damon/admin/kdamonds
@@ -127,6 +156,10 @@ echo "@@BENCH-BEGIN"
 echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED"
 echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
 echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
+echo "@@ENV redis_keys=$REDIS_KEYS redis_value=$REDIS_VALUE redis_hot_pct=$REDIS_HOT_PCT redis_clients=$REDIS_CLIENTS redis_loop_n=$REDIS_LOOP_N"
+echo "@@ENV file_path=$FILE_PATH file_rw_path=$FILE_RW_PATH"
+command -v redis-server >/dev/null 2>&1 &&
+	echo "@@ENV redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
 echo "@@ENV kernel=$(uname -r) ncpu=$(grep -c ^processor /proc/cpuinfo)"
 echo "@@ENV kmmscand_present=$have_kmm numa_balancing_present=$have_nb damon_sysfs_present=$have_damon"
 echo "@@ENV node1_paddr=${N1_START:-?}-${N1_END:-?}"
@@ -334,7 +367,8 @@ policy_on() {
 # promoter threads: "comm pid" for kmmscand* and kdamond*
 promoters() {
 	for d in /proc/[0-9]*; do
-		read -r comm < $d/comm 2>/dev/null || continue
+		# the redirection fails when the process is gone: its message too is hidden
+		{ read -r comm < "$d/comm"; } 2>/dev/null || continue
 		case "$comm" in
 		kmmscand*|kdamond*) echo "$comm ${d#/proc/}" ;;
 		esac
@@ -385,7 +419,36 @@ workload_args() {	# workload_args NAME -> args for the workload binary
 	topfull-hard) echo "--mode $1 --size-mb $SIZE_MB --hot-mb $HARD_HOT_MB $common" ;;
 	sparse) echo "--mode sparse --size-mb $SPARSE_MB $common" ;;
 	scancost) echo "--mode sparse --size-mb $SCAN_MB --sparse-hot-mb 64 $common" ;;
+	uniform|populate|thp-move) echo "--mode $1 --size-mb $SIZE_MB $common" ;;
+	file-shared) echo "--mode $1 --size-mb $SIZE_MB --file $FILE_PATH $common" ;;
+	file-shared-rw) echo "--mode $1 --size-mb $SIZE_MB --file $FILE_RW_PATH $common" ;;
+	redis-get|redis-mix)
+		echo "--mix ${1#redis-} --secs $DUR --keys $REDIS_KEYS --value-bytes $REDIS_VALUE" \
+			"--hot-pct $REDIS_HOT_PCT --clients $REDIS_CLIENTS --loop-n $REDIS_LOOP_N" \
+			"--slow-node $SLOW_NODE --fast-node $FAST_NODE" ;;
 	*) echo "" ;;
+	esac
+}
+
+workload_prog() {	# workload_prog NAME -> the program that runs it
+	case "$1" in
+	redis-*) echo "sh $RWL" ;;
+	*) echo "$WL" ;;
+	esac
+}
+
+workload_missing() {	# -> prints a reason when the workload cannot run here
+	case "$1" in
+	redis-*)
+		if [ -z "$RWL" ]; then
+			echo "redis-workload.sh not found next to $0"
+			return
+		fi
+		for t in redis-server redis-cli redis-benchmark migratepages stdbuf timeout; do
+			command -v "$t" >/dev/null 2>&1 && continue
+			echo "$t not found (the VM needs the host's root, HOSTFS=1; Debian packages redis-server redis-tools numactl)"
+			return
+		done ;;
 	esac
 }
 
@@ -398,7 +461,8 @@ run_one() {	# run_one WORKLOAD POLICY REP
 		echo "@@RUN-END workload=$w policy=$p rep=$r rc=-1 wall=0"
 		return
 	fi
-	why=$(policy_available $p)
+	why=$(workload_missing "$w")
+	[ -n "$why" ] || why=$(policy_available $p)
 	if [ -n "$why" ]; then
 		echo "@@SKIP $why"
 		echo "@@RUN-END workload=$w policy=$p rep=$r rc=-1 wall=0"
@@ -414,11 +478,12 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	# waits; the policy goes on and the counters start right before the run.
 	rm -f $TMP/go $TMP/go.ready
 	t0=$(date +%s)
+	prog=$(workload_prog "$w")
 	# shellcheck disable=SC2086
 	if command -v timeout >/dev/null 2>&1; then
-		timeout $((DUR * 3 + 600)) "$WL" $args --go-file $TMP/go &
+		timeout $((DUR * 3 + 600)) $prog $args --go-file $TMP/go &
 	else
-		"$WL" $args --go-file $TMP/go &
+		$prog $args --go-file $TMP/go &
 	fi
 	wpid=$!
 	while [ ! -e $TMP/go.ready ] && kill -0 $wpid 2>/dev/null; do

@@ -15,16 +15,28 @@
  *     T <sec> hot_on0=<f> cold_on0=<f> acc_on0=<f> [hotA_on0= hotB_on0=] ops=<n>
  * At the end it prints per-worker "W" lines and one "RESULT key=value ..."
  * line.  Workers time fixed-size access batches with clock_gettime and report
- * p50/p90/p99/max batch latency.
+ * p50/p90/p99/max batch latency.  A worker runs --threads access threads
+ * over its slice (0: one per online CPU), each with its own trace.
+ *
+ * Placement variants of the slice (the microbenchmarks of the bench):
+ *   default           mbind(MPOL_BIND slow), touch every page, MPOL_DEFAULT
+ *   --populate        mmap(MAP_POPULATE) under a slow-node task policy
+ *   --file PATH       MAP_SHARED mapping of PATH (page cache), placed on the
+ *                     slow node by reading it under a slow-node task policy
+ *   --move-to-slow    faulted in on the fast node, then move_pages(2) to the
+ *                     slow node (with --thp: THPs moved whole where possible)
+ * Accesses are 64-byte read-modify-writes, or with --store-pct P single
+ * 8-byte stores (P %) and loads (the rest).
  *
  * Everything is deterministic for a given --seed (page choice and traces).
- * Only libc; mbind/move_pages are raw syscalls.
+ * Only libc and pthreads; mbind/set_mempolicy/move_pages are raw syscalls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -44,7 +57,13 @@
 #define PAGES_PER_PMD (PMD_SZ / PAGE_SZ)
 #define MPOL_DEFAULT_ 0
 #define MPOL_BIND_ 2
+#define MPOL_MF_MOVE_ (1 << 1)
+#define MAX_NODE 127		/* node masks of the syscalls below: 128 bits */
 #define MAX_PROCS 16
+#define MAX_THREADS 64
+/* trace entries: page index, and the access kind in the top bit */
+#define TRACE_STORE 0x80000000u
+#define TRACE_PAGE 0x7fffffffu
 #define TRACE_LEN (1u << 20)
 #define HOT_SAMPLE_CAP 16384
 #define COLD_SAMPLE_CAP 8192
@@ -70,6 +89,12 @@ static struct {
 	unsigned long seed;
 	unsigned int batch;
 	int slow_node, fast_node;
+	int threads;		/* access threads per worker (0: one per online CPU) */
+	int store_pct;		/* <0: read-modify-write; else % single stores, rest loads */
+	int populate;		/* anonymous MAP_POPULATE under a slow-node task policy */
+	const char *file;	/* MAP_SHARED mapping of this file instead of anonymous memory */
+	int file_rw;		/* map the file PROT_READ|PROT_WRITE (else PROT_READ) */
+	int move_to_slow;	/* fault in on the fast node, then move_pages() to the slow one */
 	unsigned int sample_ms;
 	int verbose;
 	const char *go_file;	/* after setup: create <go_file>.ready, wait for <go_file> */
@@ -77,6 +102,7 @@ static struct {
 	.mode = "hotcold", .size_mb = 256, .hot_pct = 10, .hot_chunk_kb = 256,
 	.procs = 1, .balloon_leave_mb = -1, .secs = 30, .seed = 42, .batch = 4096,
 	.slow_node = 1, .fast_node = 0, .sample_ms = 1000, .sparse_hot_mb = 64,
+	.threads = 1, .store_pct = -1,
 };
 
 /* ------------------------------------------------------------- utilities */
@@ -126,9 +152,24 @@ static long sys_mbind(void *addr, unsigned long len, int mode, int node)
 	return syscall(SYS_mbind, addr, len, mode, mask, 128, 0);
 }
 
+static long sys_set_mempolicy(int mode, int node)
+{
+	unsigned long mask[2] = { 0, 0 };
+
+	if (mode == MPOL_DEFAULT_)
+		return syscall(SYS_set_mempolicy, mode, NULL, 0);
+	mask[node / 64] = 1UL << (node % 64);
+	return syscall(SYS_set_mempolicy, mode, mask, 128);
+}
+
 static long sys_move_pages(int pid, unsigned long n, void **pages, int *status)
 {
 	return syscall(SYS_move_pages, pid, n, pages, NULL, status, 0);
+}
+
+static long sys_move_pages_to(unsigned long n, void **pages, const int *nodes, int *status)
+{
+	return syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE_);
 }
 
 static void *xcalloc(size_t n, size_t sz)
@@ -344,15 +385,8 @@ static void sample_list(struct worker *w, const uint32_t *list, unsigned long n,
 }
 
 /* ---------------------------------------------------------------- worker */
-static void fault_in(struct worker *w, int node)
+static void touch_pages(struct worker *w, char *base)
 {
-	char *base = region + w->first_page * PAGE_SZ;
-	unsigned long len = w->npages * PAGE_SZ;
-
-	if (o.thp && madvise(base, len, MADV_HUGEPAGE))
-		die("madvise(MADV_HUGEPAGE) %s", "failed");
-	if (sys_mbind(base, len, MPOL_BIND_, node))
-		die("mbind(MPOL_BIND, node %s) failed", o.slow_node == node ? "slow" : "fast");
 	if (w->touch) {
 		for (unsigned long i = 0; i < w->ntouch; i++)
 			base[w->touch[i] * PAGE_SZ] = 1;
@@ -360,9 +394,160 @@ static void fault_in(struct worker *w, int node)
 		for (unsigned long i = 0; i < w->npages; i++)
 			base[i * PAGE_SZ] = 1;
 	}
+}
+
+/* mbind(MPOL_BIND node), fault the slice in, back to the default policy */
+static void fault_in(struct worker *w, char *base, unsigned long len, int node)
+{
+	if (o.thp && madvise(base, len, MADV_HUGEPAGE))
+		die("madvise(MADV_HUGEPAGE) %s", "failed");
+	if (sys_mbind(base, len, MPOL_BIND_, node))
+		die("mbind(MPOL_BIND, node %s) failed", o.slow_node == node ? "slow" : "fast");
+	touch_pages(w, base);
 	/* reset to the default policy: promotion must be allowed */
 	if (sys_mbind(base, len, MPOL_DEFAULT_, 0))
 		die("mbind(MPOL_DEFAULT) %s", "failed");
+}
+
+/*
+ * Anonymous memory populated by mmap(MAP_POPULATE): only the task policy can
+ * place it (the VMA does not exist before the call), so bind the task to the
+ * slow node around the mmap and go back to the default policy afterwards.
+ */
+static void populate_anon(char *base, unsigned long len)
+{
+	if (sys_set_mempolicy(MPOL_BIND_, o.slow_node))
+		die("set_mempolicy(MPOL_BIND) %s", "failed");
+	if (mmap(base, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) == MAP_FAILED)
+		die("mmap(MAP_POPULATE) %s", "failed");
+	if (sys_set_mempolicy(MPOL_DEFAULT_, 0))
+		die("set_mempolicy(MPOL_DEFAULT) %s", "failed");
+}
+
+/* Write len bytes of a pattern and fsync: clean page cache where it was written. */
+static void fill_file(int fd, unsigned long len)
+{
+	static char buf[1 << 20];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 131 + 7);
+	for (unsigned long off = 0; off < len; off += sizeof(buf)) {
+		size_t n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+
+		if (pwrite(fd, buf, n, off) != (ssize_t)n)
+			die("writing %s", o.file);
+	}
+	if (fsync(fd))
+		die("fsync %s", o.file);
+}
+
+/*
+ * MAP_SHARED mapping of o.file.  An existing file is used as it is (never
+ * written with a read-only mapping); a missing one is created, unlinked at
+ * once (nothing is left behind) and filled.  Page cache is allocated under
+ * the task policy (tmpfs follows the mapping's policy, hence the mbind too),
+ * so the file is written or read in under a slow-node binding; cached pages
+ * of an existing file are dropped first so that the reads allocate anew.
+ */
+static void map_file(char *base, unsigned long len)
+{
+	int prot = PROT_READ | (o.file_rw ? PROT_WRITE : 0), created = 0, fd;
+	volatile char sink = 0;
+	struct stat st;
+
+	if (sys_set_mempolicy(MPOL_BIND_, o.slow_node))
+		die("set_mempolicy(MPOL_BIND) %s", "failed");
+	fd = open(o.file, o.file_rw ? O_RDWR : O_RDONLY);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(o.file, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0) {
+			created = 1;
+			unlink(o.file);
+			fill_file(fd, len);
+		}
+	}
+	if (fd < 0)
+		die("open %s", o.file);
+	if (!created) {
+		if (fstat(fd, &st) || (unsigned long)st.st_size < len) {
+			errno = EINVAL;
+			die("%s is smaller than the region", o.file);
+		}
+		posix_fadvise(fd, 0, len, POSIX_FADV_DONTNEED);
+	}
+	if (mmap(base, len, prot, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		die("mmap(MAP_SHARED) %s", o.file);
+	close(fd);
+	if (sys_mbind(base, len, MPOL_BIND_, o.slow_node))
+		die("mbind(MPOL_BIND) of the mapping of %s", o.file);
+	for (unsigned long off = 0; off < len; off += PAGE_SZ)
+		sink += base[off];
+	(void)sink;
+	if (sys_mbind(base, len, MPOL_DEFAULT_, 0) || sys_set_mempolicy(MPOL_DEFAULT_, 0))
+		die("resetting the memory policy %s", "failed");
+	printf("FILE path=%s created=%d prot=%s\n", o.file, created, o.file_rw ? "rw" : "r");
+}
+
+/*
+ * Fault the slice in on the fast node (as THPs with --thp), then move it to
+ * the slow node with move_pages(2), one 2 MB range per call.  The kernel
+ * moves a THP whole when the slow node has a free huge page and splits it
+ * otherwise.  The status move_pages() returns for the other pages of a THP
+ * being moved is -EBUSY, so the MOVE line counts the placement afterwards.
+ */
+static void fault_and_move(struct worker *w, char *base, unsigned long len)
+{
+	static void *addr[PAGES_PER_PMD];
+	static int nodes[PAGES_PER_PMD], status[PAGES_PER_PMD];
+	unsigned long on_slow = 0, other = 0;
+	double t0;
+
+	fault_in(w, base, len, o.fast_node);
+	t0 = now_s();
+	for (int query = 0; query < 2; query++) {
+		for (unsigned long off = 0; off < len; off += PMD_SZ) {
+			unsigned long n = (len - off) / PAGE_SZ;
+
+			if (n > PAGES_PER_PMD)
+				n = PAGES_PER_PMD;
+			for (unsigned long i = 0; i < n; i++) {
+				addr[i] = base + off + i * PAGE_SZ;
+				nodes[i] = o.slow_node;
+			}
+			if (!query) {
+				if (sys_move_pages_to(n, addr, nodes, status) < 0)
+					die("move_pages to the slow node %s", "failed");
+				continue;
+			}
+			if (sys_move_pages(0, n, addr, status) < 0)
+				die("move_pages (query) %s", "failed");
+			for (unsigned long i = 0; i < n; i++) {
+				if (status[i] == o.slow_node)
+					on_slow++;
+				else
+					other++;
+			}
+		}
+	}
+	printf("MOVE pages=%lu on_slow=%lu elsewhere=%lu secs=%.2f\n", on_slow + other,
+	       on_slow, other, now_s() - t0);
+}
+
+/* Place the worker's slice on the slow node: the one touch its cold pages get. */
+static void place_slice(struct worker *w)
+{
+	char *base = region + w->first_page * PAGE_SZ;
+	unsigned long len = w->npages * PAGE_SZ;
+
+	if (o.file)
+		map_file(base, len);
+	else if (o.populate)
+		populate_anon(base, len);
+	else if (o.move_to_slow)
+		fault_and_move(w, base, len);
+	else
+		fault_in(w, base, len, o.slow_node);
 }
 
 static uint32_t *make_trace(struct worker *w, const uint32_t *hot, unsigned long nhot)
@@ -386,29 +571,110 @@ static uint32_t *make_trace(struct worker *w, const uint32_t *hot, unsigned long
 		} else {
 			t[i] = hot[rnd_below(nhot)];
 		}
+		if (o.store_pct > 0 && rnd_below(100) < (uint64_t)o.store_pct)
+			t[i] |= TRACE_STORE;
 	}
 	return t;
+}
+
+/* One access thread of a worker. */
+struct thr {
+	struct worker *w;
+	struct wres *r;
+	uint32_t *tA, *tB;
+	uint32_t *lat;
+	unsigned long nlat;
+	double t_start, secs;
+	uint64_t sink;
+	int failed;
+};
+
+/*
+ * The access loop: batches of o.batch accesses along the trace, each batch
+ * timed.  The per-page counters are shared by the threads of a worker and
+ * updated without atomics: a lost increment only blurs the access weighting
+ * of the placement samples a little.
+ */
+static void *access_loop(void *arg)
+{
+	struct thr *t = arg;
+	struct worker *w = t->w;
+	char *base = region + w->first_page * PAGE_SZ;
+	uint32_t *mycnt = cnt + w->first_page, *cur = t->tA;
+	double t_end = t->t_start + t->secs, t_mid = t->t_start + t->secs / 2;
+	unsigned long cap = 1 << 20, pos = 0;
+	uint64_t sink = 0;
+
+	t->lat = malloc(cap * sizeof(uint32_t));
+	if (!t->lat) {
+		t->failed = 1;
+		return NULL;
+	}
+	while (!got_term) {
+		uint64_t t0 = now_ns(), t1;
+
+		for (unsigned int b = 0; b < o.batch; b++) {
+			uint32_t e = cur[pos], pg = e & TRACE_PAGE;
+			volatile uint64_t *p = (volatile uint64_t *)
+				(base + pg * PAGE_SZ + ((pos * 67) & 63) * 64);
+
+			if (o.store_pct < 0)
+				*p += 1;
+			else if (e & TRACE_STORE)
+				*p = pos;
+			else
+				sink += *p;
+			mycnt[pg]++;
+			pos = (pos + 1) & (TRACE_LEN - 1);
+		}
+		t1 = now_ns();
+		if (t->nlat == cap) {
+			uint32_t *l = realloc(t->lat, 2 * cap * sizeof(uint32_t));
+
+			if (!l) {
+				t->failed = 1;
+				break;
+			}
+			t->lat = l;
+			cap *= 2;
+		}
+		t->lat[t->nlat++] = (t1 - t0) > 0xffffffffull ? 0xffffffffu : (uint32_t)(t1 - t0);
+		__atomic_fetch_add(&t->r->ops, o.batch, __ATOMIC_RELAXED);
+		double tn = t1 * 1e-9;
+
+		if (tn >= t_end)
+			break;
+		if (t->tB && cur == t->tA && tn >= t_mid)
+			cur = t->tB;
+	}
+	t->sink = sink;
+	return NULL;
 }
 
 static void run_worker(int id, int go_fd, int ready_fd, int rel_fd, double secs)
 {
 	struct worker *w = &W[id];
 	struct wres *r = &wres[id];
-	uint32_t *tA, *tB = NULL, *cur, *lat;
-	unsigned long nlat = 0, cap = 1 << 20;
-	char *base = region + w->first_page * PAGE_SZ;
-	uint32_t *mycnt = cnt + w->first_page;
-	double t_start, t_end, t_mid;
+	struct thr *th = xcalloc(o.threads, sizeof(*th));
+	pthread_t *tid = xcalloc(o.threads, sizeof(*tid));
+	unsigned long nlat = 0;
+	uint32_t *lat;
 	struct rusage ru, ru0;
+	double t_start;
 	char c = 'r';
-	unsigned long pos = 0;
+	int failed = 0;
 
-	rnd_seed(o.seed * 1000 + id + 1);
-	tA = make_trace(w, w->hotA, w->nhotA);
-	if (o.phase)
-		tB = make_trace(w, w->hotB, w->nhotB);
-	lat = xcalloc(cap, sizeof(uint32_t));
-	fault_in(w, o.slow_node);
+	for (int k = 0; k < o.threads; k++) {
+		/* thread 0 gets the traces a single-threaded worker always had */
+		rnd_seed(o.seed * 1000 + id + 1 + 7919ul * k);
+		th[k].w = w;
+		th[k].r = r;
+		th[k].secs = secs;
+		th[k].tA = make_trace(w, w->hotA, w->nhotA);
+		if (o.phase)
+			th[k].tB = make_trace(w, w->hotB, w->nhotB);
+	}
+	place_slice(w);
 
 	if (write(ready_fd, &c, 1) != 1)
 		_exit(3);
@@ -417,36 +683,25 @@ static void run_worker(int id, int go_fd, int ready_fd, int rel_fd, double secs)
 		;
 	t_start = now_s();
 	getrusage(RUSAGE_SELF, &ru0);	/* setup (fault-in) is not counted */
-	t_end = t_start + secs;
-	t_mid = t_start + secs / 2;
-	cur = tA;
-	while (!got_term) {
-		uint64_t t0 = now_ns(), t1;
-
-		for (unsigned int b = 0; b < o.batch; b++) {
-			uint32_t pg = cur[pos];
-			volatile uint64_t *p = (volatile uint64_t *)
-				(base + pg * PAGE_SZ + ((pos * 67) & 63) * 64);
-
-			*p += 1;
-			mycnt[pg]++;
-			pos = (pos + 1) & (TRACE_LEN - 1);
-		}
-		t1 = now_ns();
-		if (nlat == cap) {
-			cap *= 2;
-			lat = realloc(lat, cap * sizeof(uint32_t));
-			if (!lat)
-				_exit(4);
-		}
-		lat[nlat++] = (t1 - t0) > 0xffffffffull ? 0xffffffffu : (uint32_t)(t1 - t0);
-		r->ops += o.batch;
-		double tn = t1 * 1e-9;
-
-		if (tn >= t_end)
-			break;
-		if (tB && cur == tA && tn >= t_mid)
-			cur = tB;
+	for (int k = 0; k < o.threads; k++) {
+		th[k].t_start = t_start;
+		if (k && pthread_create(&tid[k], NULL, access_loop, &th[k]))
+			_exit(4);
+	}
+	access_loop(&th[0]);
+	for (int k = 0; k < o.threads; k++) {
+		if (k)
+			pthread_join(tid[k], NULL);
+		nlat += th[k].nlat;
+		failed |= th[k].failed;
+	}
+	if (failed)
+		_exit(4);
+	lat = xcalloc(nlat + 1, sizeof(uint32_t));
+	nlat = 0;
+	for (int k = 0; k < o.threads; k++) {
+		memcpy(lat + nlat, th[k].lat, th[k].nlat * sizeof(uint32_t));
+		nlat += th[k].nlat;
 	}
 	qsort(lat, nlat, sizeof(uint32_t), cmp_u32);
 	r->nbatch = nlat;
@@ -572,12 +827,38 @@ static void query(struct worker *w, void **addr, unsigned long n, struct frac *f
 
 static double fr(struct frac f) { return f.tot ? (double)f.on0 / f.tot : 0.0; }
 
+/* AnonHugePages of the workers (smaps_rollup), MB; -1 when unavailable */
+static double workers_thp_mb(void)
+{
+	double kb = 0;
+
+	for (int i = 0; i < o.procs; i++) {
+		char path[64], line[256];
+		long v = -1;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)W[i].pid);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1)
+				break;
+		fclose(f);
+		if (v < 0)
+			return -1;
+		kb += v;
+	}
+	return kb / 1024;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 "usage: workload [--mode M] [options]\n"
 " modes (presets): hotcold zipf phase flat multi thp thp-scatter scatter topfull\n"
-"                  topfull-hard sparse\n"
+"                  topfull-hard sparse uniform populate file-shared file-shared-rw\n"
+"                  thp-move\n"
 " --size-mb N       touched region (all workers together); map size for sparse [256]\n"
 " --hot-pct P       hot fraction in %% [10]\n"
 " --hot-mb M        hot set size in MB (instead of --hot-pct)\n"
@@ -592,10 +873,43 @@ static void usage(void)
 " --procs P         worker processes, each with its own slice and hot set [1]\n"
 " --balloon-leave-mb M  fill the fast node until only M MB are free\n"
 " --balloon-lock    mlock the balloon\n"
+" --threads N       access threads per worker, 0 = one per online CPU [1]\n"
+" --store-pct P     single stores (P %%) and loads instead of read-modify-writes\n"
+" --populate        anonymous mmap(MAP_POPULATE) under a slow-node task policy\n"
+" --file PATH       MAP_SHARED mapping of PATH (created, and unlinked, if missing)\n"
+" --file-rw         map the file read-write (default read-only: loads only)\n"
+" --move-to-slow    fault in on the fast node, then move_pages() to the slow node\n"
 " --secs T          run time [30]   --seed S [42]   --batch B accesses [4096]\n"
 " --slow-node N [1] --fast-node N [0]  --sample-ms MS [1000]\n"
 " --go-file F       after setup create F.ready and wait until F exists\n");
 	exit(1);
+}
+
+/* numeric option values: the whole word must be a number in [lo, hi] */
+static double arg_num(const char *opt, const char *v, double lo, double hi)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno || end == v || *end || x < lo || x > hi) {
+		fprintf(stderr, "workload: --%s wants a number in [%g, %g], got '%s'\n",
+			opt, lo, hi, v);
+		usage();
+	}
+	return x;
+}
+
+static long arg_int(const char *opt, const char *v, long lo, long hi)
+{
+	double x = arg_num(opt, v, lo, hi);
+
+	if (x != (long)x) {
+		fprintf(stderr, "workload: --%s wants an integer, got '%s'\n", opt, v);
+		usage();
+	}
+	return (long)x;
 }
 
 static void apply_mode(const char *m)
@@ -623,6 +937,17 @@ static void apply_mode(const char *m)
 		o.balloon_leave_mb = 32; o.hot_mb = 112;
 	} else if (!strcmp(m, "sparse")) {
 		o.sparse = 1; o.size_mb = 4096;
+	} else if (!strcmp(m, "uniform")) {
+		/* abench-like: uniform 4 KB accesses, one thread per CPU, 50:50 */
+		o.flat = 1; o.threads = 0; o.store_pct = 50;
+	} else if (!strcmp(m, "populate")) {
+		o.populate = 1; o.threads = 0; o.store_pct = 50;
+	} else if (!strcmp(m, "file-shared")) {
+		o.file = "/tmp/kmmscand-bench.file"; o.store_pct = 0;
+	} else if (!strcmp(m, "file-shared-rw")) {
+		o.file = "/tmp/kmmscand-bench-rw.file"; o.file_rw = 1; o.store_pct = 0;
+	} else if (!strcmp(m, "thp-move")) {
+		o.thp = 1; o.hot_chunk_kb = 2048; o.move_to_slow = 1;
 	} else {
 		fprintf(stderr, "workload: unknown mode %s\n", m);
 		usage();
@@ -641,9 +966,11 @@ int main(int argc, char **argv)
 		{ "slow-node", 1, 0, '1' }, { "fast-node", 1, 0, '0' },
 		{ "sample-ms", 1, 0, 'i' }, { "verbose", 0, 0, 'v' }, { "help", 0, 0, '?' },
 		{ "go-file", 1, 0, 'g' }, { "hot-mb", 1, 0, 'M' },
+		{ "threads", 1, 0, 'j' }, { "store-pct", 1, 0, 'w' }, { "populate", 0, 0, 'p' },
+		{ "file", 1, 0, 'f' }, { "file-rw", 0, 0, 'W' }, { "move-to-slow", 0, 0, 'x' },
 		{ 0 }
 	};
-	int c, go[2], rd[2], rel[2];
+	int c, li = 0, go[2], rd[2], rel[2];
 	unsigned long map_pages, slice, nhot_tot = 0, ncold_tot = 0;
 	long balloon_mb = 0;
 	pid_t balloon = 0;
@@ -654,36 +981,76 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc - 1; i++)
 		if (!strcmp(argv[i], "--mode"))
 			apply_mode(argv[i + 1]);
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", lo, &li)) != -1) {
+		const char *n = lo[li].name;
+		const long big = 1L << 40;
+
 		switch (c) {
 		case 'm': break;
-		case 's': o.size_mb = strtoul(optarg, NULL, 0); break;
-		case 'h': o.hot_pct = atof(optarg); break;
-		case 'c': o.hot_chunk_kb = strtoul(optarg, NULL, 0); break;
-		case 'k': o.hot_per_2m = strtoul(optarg, NULL, 0); break;
+		case 's': o.size_mb = arg_int(n, optarg, 1, 1L << 30); break;
+		case 'h': o.hot_pct = arg_num(n, optarg, 0, 100); break;
+		case 'c': o.hot_chunk_kb = arg_int(n, optarg, 4, 1L << 30); break;
+		case 'k': o.hot_per_2m = arg_int(n, optarg, 1, PAGES_PER_PMD); break;
 		case 'T': o.thp = 1; break;
-		case 'z': o.zipf_s = atof(optarg); break;
+		case 'z': o.zipf_s = arg_num(n, optarg, 0, 10); break;
 		case 'P': o.phase = 1; break;
 		case 'F': o.flat = 1; break;
 		case 'S': o.sparse = 1; break;
-		case 'H': o.sparse_hot_mb = strtoul(optarg, NULL, 0); break;
-		case 'n': o.procs = atoi(optarg); break;
-		case 'b': o.balloon_leave_mb = atol(optarg); break;
+		case 'H': o.sparse_hot_mb = arg_int(n, optarg, 1, 1L << 30); break;
+		case 'n': o.procs = arg_int(n, optarg, 1, MAX_PROCS); break;
+		case 'b': o.balloon_leave_mb = arg_int(n, optarg, -1, big); break;
 		case 'L': o.balloon_lock = 1; break;
-		case 't': o.secs = atof(optarg); break;
-		case 'r': o.seed = strtoul(optarg, NULL, 0); break;
-		case 'B': o.batch = strtoul(optarg, NULL, 0); break;
-		case '1': o.slow_node = atoi(optarg); break;
-		case '0': o.fast_node = atoi(optarg); break;
-		case 'i': o.sample_ms = strtoul(optarg, NULL, 0); break;
+		case 't': o.secs = arg_num(n, optarg, 0.1, 1e6); break;
+		case 'r': o.seed = arg_int(n, optarg, 0, big); break;
+		case 'B': o.batch = arg_int(n, optarg, 1, 1L << 24); break;
+		case '1': o.slow_node = arg_int(n, optarg, 0, MAX_NODE); break;
+		case '0': o.fast_node = arg_int(n, optarg, 0, MAX_NODE); break;
+		case 'i': o.sample_ms = arg_int(n, optarg, 10, 1000000); break;
 		case 'v': o.verbose = 1; break;
 		case 'g': o.go_file = optarg; break;
-		case 'M': o.hot_mb = strtoul(optarg, NULL, 0); break;
+		case 'M': o.hot_mb = arg_int(n, optarg, 1, 1L << 30); break;
+		case 'j': o.threads = arg_int(n, optarg, 0, MAX_THREADS); break;
+		case 'w': o.store_pct = arg_int(n, optarg, -1, 100); break;
+		case 'p': o.populate = 1; break;
+		case 'f': o.file = optarg; break;
+		case 'W': o.file_rw = 1; break;
+		case 'x': o.move_to_slow = 1; break;
 		default: usage();
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "workload: unexpected argument '%s'\n", argv[optind]);
+		usage();
+	}
 	if (o.procs < 1 || o.procs > MAX_PROCS || !o.size_mb || !o.batch || o.secs <= 0)
 		usage();
+	if (o.slow_node == o.fast_node) {
+		fprintf(stderr, "workload: --slow-node and --fast-node must differ\n");
+		usage();
+	}
+	if (o.populate + !!o.file + o.move_to_slow > 1 ||
+	    ((o.populate || o.file || o.move_to_slow) && o.sparse)) {
+		fprintf(stderr, "workload: --populate, --file, --move-to-slow and --sparse "
+			"exclude each other\n");
+		usage();
+	}
+	if (o.file && (o.procs != 1 || o.thp || o.balloon_leave_mb >= 0)) {
+		fprintf(stderr, "workload: --file takes one worker process, no --thp, no balloon\n");
+		usage();
+	}
+	if (o.file && !o.file_rw && o.store_pct != 0) {
+		fprintf(stderr, "workload: a read-only file mapping takes loads only (--store-pct 0)\n");
+		usage();
+	}
+	if (o.populate && o.thp) {
+		fprintf(stderr, "workload: --populate maps without MADV_HUGEPAGE (no --thp)\n");
+		usage();
+	}
+	if (o.threads == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o.threads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : ncpu;
+	}
 	if (o.hot_mb && !o.sparse)
 		o.hot_pct = 100.0 * o.hot_mb / o.size_mb;
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -695,6 +1062,10 @@ int main(int argc, char **argv)
 	if (!slice)
 		slice = PAGES_PER_PMD;
 	map_pages = slice * o.procs;
+	if (map_pages > (unsigned long)TRACE_PAGE + 1) {
+		fprintf(stderr, "workload: --size-mb too large\n");
+		usage();
+	}
 	raw = mmap(NULL, map_pages * PAGE_SZ + PMD_SZ, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
@@ -729,10 +1100,12 @@ int main(int argc, char **argv)
 	}
 	printf("CFG mode=%s size_mb=%lu procs=%d hot_pages=%lu cold_pages=%lu thp=%d zipf=%.2f "
 	       "phase=%d flat=%d sparse=%d hot_per_2m=%u hot_chunk_kb=%lu secs=%.1f seed=%lu "
-	       "batch=%u slow_node=%d fast_node=%d\n",
+	       "batch=%u slow_node=%d fast_node=%d threads=%d store_pct=%d populate=%d "
+	       "file=%s file_rw=%d move_to_slow=%d\n",
 	       o.mode, o.size_mb, o.procs, nhot_tot, ncold_tot, o.thp, o.zipf_s, o.phase,
 	       o.flat, o.sparse, o.hot_per_2m, o.hot_chunk_kb, o.secs, o.seed, o.batch,
-	       o.slow_node, o.fast_node);
+	       o.slow_node, o.fast_node, o.threads, o.store_pct, o.populate,
+	       o.file ? o.file : "-", o.file_rw, o.move_to_slow);
 
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
@@ -781,8 +1154,8 @@ int main(int argc, char **argv)
 			query(&W[i], W[i].hs_addr, W[i].nhs, &h, W[i].hs_idx, 0, NULL, NULL);
 			query(&W[i], W[i].cs_addr, W[i].ncs, &cf, W[i].cs_idx, 0, NULL, NULL);
 		}
-		printf("SETUP secs=%.2f hot_on0=%.4f cold_on0=%.4f hot_mapped=%lu cold_mapped=%lu\n",
-		       setup_s, fr(h), fr(cf), h.tot, cf.tot);
+		printf("SETUP secs=%.2f hot_on0=%.4f cold_on0=%.4f hot_mapped=%lu cold_mapped=%lu "
+		       "thp_mb=%.0f\n", setup_s, fr(h), fr(cf), h.tot, cf.tot, workers_thp_mb());
 	}
 	if (o.go_file) {
 		/* let the driver switch the policy on between setup and run */
@@ -802,7 +1175,7 @@ int main(int argc, char **argv)
 
 	{
 		double next = t_start, acc_all = 0, acc0_all = 0, hot_final = 0, cold_final = 0;
-		double t50 = -1, t90 = -1, mid = t_start + o.secs / 2;
+		double t50 = -1, t90 = -1, mid = t_start + o.secs / 2, thp_end;
 		uint64_t prev_ops = 0;
 		int phase_printed = 0, alive = o.procs;
 		double last_t = -1e9;
@@ -863,6 +1236,7 @@ int main(int argc, char **argv)
 					kill(W[i].pid, SIGTERM);
 		}
 
+		thp_end = workers_thp_mb();
 		close(rel[1]);	/* release the workers */
 		/* reap and report */
 		double p50 = 0, p90 = 0, p99 = 0, mx = 0, wut = 0, wst = 0;
@@ -904,12 +1278,12 @@ int main(int argc, char **argv)
 		       "acc_on0=%.4f t50=%.1f t90=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f "
 		       "max_us=%.1f nbatch=%llu ops=%llu work_utime=%.2f work_stime=%.2f "
 		       "sampler_stime=%.2f balloon_mb=%ld hot_pages=%lu cold_pages=%lu procs=%d "
-		       "failed=%d\n",
+		       "threads=%d thp_mb_end=%.0f failed=%d\n",
 		       o.mode, now_s() - t_start, setup_s, hot_final, cold_final,
 		       acc_all > 0 ? acc0_all / acc_all : 0.0, t50, t90, p50, p90, p99, mx,
 		       (unsigned long long)nb, (unsigned long long)tops, wut, wst,
 		       self.ru_stime.tv_sec + self.ru_stime.tv_usec * 1e-6, balloon_mb,
-		       nhot_tot, ncold_tot, o.procs, bad);
+		       nhot_tot, ncold_tot, o.procs, o.threads, thp_end, bad);
 		return bad ? 1 : 0;
 	}
 }
