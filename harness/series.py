@@ -248,8 +248,10 @@ def export(outdir):
         text = f.read()
     body = "\n".join(cover["body"])
     bench = os.path.join(TOP, "bench-results", "latest", "results.md")
-    table = open(bench).read().strip() if os.path.exists(bench) else \
-        "(run `make bench` to fill in the results table)"
+    # The measured summary is in the cover body; a local `make bench` run,
+    # when there is one, is appended in full.
+    table = ("Full results of the last `make bench` run:\n\n" + open(bench).read().strip()) \
+        if os.path.exists(bench) else ""
     body = body.replace("@@BENCH@@", table)
     text = text.replace("*** SUBJECT HERE ***", cover["subject"][len("cover:"):].strip())
     text = text.replace("*** BLURB HERE ***", body)
