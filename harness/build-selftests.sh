@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # build-selftests.sh OUTDIR -- build every tools/testing/selftests/mm/kmmscand*.c
 # of the assembled tree as a static binary in OUTDIR, against the uapi headers
-# of the built kernel and the kernel's own kselftest_harness.h.
+# of the built kernel and the kernel's own kselftest_harness.h, linked with
+# mm/vm_util.c as the selftests Makefile links every mm test (the shared
+# kmmscand helpers are headers: kmmscand_*.h).
 # Prints "ok build:selftest:NAME" / "not ok build:selftest:NAME: ..." lines.
 source "$(dirname "$0")/lib.sh"
 [ $# -eq 1 ] || die "usage: build-selftests.sh OUTDIR"
@@ -19,7 +21,7 @@ for src in "$st"/mm/kmmscand*.c; do
 	# 'child' across setjmp in every TEST_F wrapper).
 	if gcc -static -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-clobbered \
 		-Werror -D_GNU_SOURCE -isystem "$hdr" \
-		-I "$st" -I "$st/mm" -o "$out/$name" "$src" -lpthread -lm \
+		-I "$st" -I "$st/mm" -o "$out/$name" "$src" "$st/mm/vm_util.c" -lpthread -lm \
 		>"$out/$name.build.log" 2>&1; then
 		echo "ok build:selftest:$name"
 	else

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the kmmscand selftests: sysfs knobs, /proc/vmstat
- * counters, memory tiers, and raw NUMA system calls (no libnuma, so the
- * tests link statically).
+ * Helpers shared by the kmmscand selftests: sysfs knobs, plain files,
+ * memory tiers and kthreads, and time.  kmmscand_numa.h adds NUMA system
+ * calls and the memory counters, kmmscand_promote.h what the tests that
+ * watch promotion share.
  */
 #ifndef __KMMSCAND_UTIL_H
 #define __KMMSCAND_UTIL_H
@@ -24,11 +25,19 @@
 #include <unistd.h>
 #include <linux/mempolicy.h>
 
+#include "../kselftest.h"
+#include "vm_util.h"
+
 #define KMMSCAND_SYSFS		"/sys/kernel/mm/kmmscand/"
 #define MEMTIER_SYSFS		"/sys/devices/virtual/memory_tiering/"
 #define NODE_SYSFS		"/sys/devices/system/node/"
 #define NUMA_BALANCING_SYSCTL	"/proc/sys/kernel/numa_balancing"
+#define DEMOTION_SYSFS		"/sys/kernel/mm/numa/demotion_enabled"
+#define BOOST_SYSCTL		"/proc/sys/vm/watermark_boost_factor"
+#define SCALE_SYSCTL		"/proc/sys/vm/watermark_scale_factor"
+#define MIN_ADDR_SYSCTL		"/proc/sys/vm/mmap_min_addr"
 #define PF_KTHREAD_FLAG		0x00200000UL
+#define MB			(1024UL * 1024)
 
 #ifndef PR_SET_KMMSCAND
 #define PR_SET_KMMSCAND		74
@@ -245,125 +254,41 @@ static inline int read_long(const char *path, long *val)
 	return 0;
 }
 
-/* Write @val to @dir/@rel (truncating); 0 or -errno. */
-static inline int write_str_at(const char *dir, const char *rel,
-			       const char *val)
+/*
+ * Write @str to @path in one write(2), truncating (which clears a trace
+ * buffer). Returns 0 or -errno.
+ */
+static inline int write_str(const char *path, const char *str)
 {
-	char path[PATH_MAX];
 	ssize_t ret;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0)
 		return -errno;
-	ret = write(fd, val, strlen(val));
+	ret = write(fd, str, strlen(str));
 	if (ret < 0)
 		ret = -errno;
 	close(fd);
 	return ret < 0 ? ret : 0;
+}
+
+/* write_str() to @dir/@rel. */
+static inline int write_str_at(const char *dir, const char *rel,
+			       const char *str)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return write_str(path, str);
 }
 
 static inline int write_long(const char *path, long val)
 {
 	char buf[32];
-	ssize_t ret;
-	int fd;
 
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
 	snprintf(buf, sizeof(buf), "%ld\n", val);
-	ret = write(fd, buf, strlen(buf));
-	if (ret < 0)
-		ret = -errno;
-	close(fd);
-	return ret < 0 ? ret : 0;
-}
-
-/* ---- /proc/vmstat ----------------------------------------------------- */
-
-enum kmm_stat {
-	S_MM_SCAN,
-	S_MM_SKIP_CONTENDED,
-	S_PTE_SCANNED,
-	S_PMD_SKIPPED,
-	S_YOUNG,
-	S_THP_YOUNG,
-	S_CANDIDATE,
-	S_CANDIDATE_DROP,
-	S_PROMOTE_SUCCESS,
-	S_PROMOTE_BATCH,
-	S_DEFER_RATELIMIT,
-	S_DEFER_WATERMARK,
-	S_DEFER_DEMOTION,
-	S_FAIL_ISOLATE,
-	S_FAIL_STALE,
-	S_FAIL_MIGRATE,
-	S_FAIL_EXIT,
-	NR_KMM_STATS
-};
-
-static const char * const kmm_stat_names[NR_KMM_STATS] = {
-	"kmmscand_mm_scan",
-	"kmmscand_mm_skip_contended",
-	"kmmscand_pte_scanned",
-	"kmmscand_pmd_skipped",
-	"kmmscand_young",
-	"kmmscand_thp_young",
-	"kmmscand_candidate",
-	"kmmscand_candidate_drop",
-	"kmmscand_promote_success",
-	"kmmscand_promote_batch",
-	"kmmscand_defer_ratelimit",
-	"kmmscand_defer_watermark",
-	"kmmscand_defer_demotion",
-	"kmmscand_fail_isolate",
-	"kmmscand_fail_stale",
-	"kmmscand_fail_migrate",
-	"kmmscand_fail_exit",
-};
-
-struct kmm_stats {
-	unsigned long long v[NR_KMM_STATS];
-	bool found[NR_KMM_STATS];
-};
-
-/* Snapshot the kmmscand_* lines of /proc/vmstat. Returns how many exist. */
-static inline int kmm_stats_read(struct kmm_stats *s)
-{
-	char line[128], name[64];
-	unsigned long long v;
-	int i, n = 0;
-	FILE *f;
-
-	memset(s, 0, sizeof(*s));
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "kmmscand_", 9))
-			continue;
-		if (sscanf(line, "%63s %llu", name, &v) != 2)
-			continue;
-		for (i = 0; i < NR_KMM_STATS; i++) {
-			if (strcmp(name, kmm_stat_names[i]))
-				continue;
-			s->v[i] = v;
-			s->found[i] = true;
-			n++;
-		}
-	}
-	fclose(f);
-	return n;
-}
-
-static inline unsigned long long kmm_stat(enum kmm_stat i)
-{
-	struct kmm_stats s;
-
-	kmm_stats_read(&s);
-	return s.v[i];
+	return write_str(path, buf);
 }
 
 /* ---- nodes, tiers, kthreads ------------------------------------------- */
@@ -502,86 +427,6 @@ static inline pid_t find_task(const char *comm, bool *kthread)
 	return found;
 }
 
-/* ---- NUMA system calls ------------------------------------------------ */
-
-static inline long sys_mbind(void *addr, unsigned long len, int mode,
-			     const unsigned long *nodemask,
-			     unsigned long maxnode, unsigned int flags)
-{
-	return syscall(SYS_mbind, addr, len, mode, nodemask, maxnode, flags);
-}
-
-static inline long sys_set_mempolicy(int mode, const unsigned long *nodemask,
-				     unsigned long maxnode)
-{
-	return syscall(SYS_set_mempolicy, mode, nodemask, maxnode);
-}
-
-static inline long sys_move_pages(pid_t pid, unsigned long count,
-				  void **pages, const int *nodes, int *status,
-				  int flags)
-{
-	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
-}
-
-/* Bind [addr, addr + len) to node @nid only (MPOL_BIND). */
-static inline long bind_to_node(void *addr, size_t len, int nid)
-{
-	unsigned long mask = 1UL << nid;
-
-	return sys_mbind(addr, len, MPOL_BIND, &mask, sizeof(mask) * 8, 0);
-}
-
-/* Drop the VMA policy of [addr, addr + len), without moving pages. */
-static inline long unbind(void *addr, size_t len)
-{
-	return sys_mbind(addr, len, MPOL_DEFAULT, NULL, 0, 0);
-}
-
-#define KMM_MAX_NODES	8
-
-struct node_count {
-	unsigned long n[KMM_MAX_NODES];
-	unsigned long absent;	/* -ENOENT: not present */
-	unsigned long unmapped;	/* -EFAULT: no VMA there */
-	unsigned long other;	/* any other error */
-	unsigned long total;
-};
-
-/*
- * Ask where each page of [base, base + npages * page) of @pid is (0 = self),
- * using move_pages(2) with nodes == NULL. Returns 0 or -errno.
- */
-static inline int where_pages(pid_t pid, char *base, unsigned long npages,
-			      struct node_count *nc)
-{
-	enum { CHUNK = 1024 };
-	unsigned long page = sysconf(_SC_PAGESIZE), i, j, n;
-	void *addrs[CHUNK];
-	int status[CHUNK];
-
-	memset(nc, 0, sizeof(*nc));
-	for (i = 0; i < npages; i += n) {
-		n = npages - i < CHUNK ? npages - i : CHUNK;
-		for (j = 0; j < n; j++)
-			addrs[j] = base + (i + j) * page;
-		if (sys_move_pages(pid, n, addrs, NULL, status, 0))
-			return -errno;
-		for (j = 0; j < n; j++) {
-			if (status[j] >= 0 && status[j] < KMM_MAX_NODES)
-				nc->n[status[j]]++;
-			else if (status[j] == -ENOENT)
-				nc->absent++;
-			else if (status[j] == -EFAULT)
-				nc->unmapped++;
-			else
-				nc->other++;
-		}
-	}
-	nc->total = npages;
-	return 0;
-}
-
 /* ---- time ------------------------------------------------------------- */
 
 static inline long long now_ms(void)
@@ -598,6 +443,12 @@ static inline void sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* @part as a percentage of @whole, rounded down; 0 when @whole is 0. */
+static inline unsigned long pct(unsigned long part, unsigned long whole)
+{
+	return whole ? part * 100 / whole : 0;
 }
 
 #endif /* __KMMSCAND_UTIL_H */
