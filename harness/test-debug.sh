@@ -4,7 +4,7 @@
 # build/kbuild-debug so the normal build stays warm), boot the two-tier VM
 # once and run, while kmmscand scans and migrates:
 #   1. kmmscand_stress for STRESS_SECONDS (default 180),
-#   2. kmmscand_stress -F (fail_page_alloc/failslab aimed at kmmscand_migrate)
+#   2. kmmscand_fault_test (fail_page_alloc/failslab aimed at kmmscand_migrate)
 #      for FAULT_SECONDS (default 60),
 #   3. harness/guest/debug-checks.sh: balanced mm registrations, kmemleak;
 # plus the KUnit suites at boot, and every other kmmscand selftest when
@@ -38,17 +38,21 @@ echo "ok build:kernel-debug" >> "$host"
 log "debug kernel ready after ${build_s}s"
 
 "$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
-[ -x "$out/tests/kmmscand_stress" ] || { echo "not ok selftest:kmmscand_stress: not built" >> "$host"; finish; }
+for t in kmmscand_stress kmmscand_fault_test; do
+	[ -x "$out/tests/$t" ] || { echo "not ok selftest:$t: not built" >> "$host"; finish; }
+done
 
 names=()
-files=("tests=$out/tests/kmmscand_stress" "prog=$HARNESS/guest/debug-checks.sh")
+files=("tests=$out/tests/kmmscand_stress" "tests=$out/tests/kmmscand_fault_test"
+       "prog=$HARNESS/guest/debug-checks.sh")
 {
 	echo 'cd /tmp'
 	echo 'sh /opt/prog/debug-checks.sh start'
 	if [ "$DEBUG_SELFTESTS" = all ]; then
 		for b in "$out"/tests/*; do
 			n=$(basename "$b")
-			[ -f "$b" ] && [ -x "$b" ] && [ "$n" != kmmscand_stress ] || continue
+			[ -f "$b" ] && [ -x "$b" ] || continue
+			case "$n" in kmmscand_stress|kmmscand_fault_test) continue ;; esac
 			files+=("tests=$b")
 			names+=("$n")
 			echo "echo '@@KMM-BEGIN $n@@'"
@@ -56,13 +60,13 @@ files=("tests=$out/tests/kmmscand_stress" "prog=$HARNESS/guest/debug-checks.sh")
 			echo "echo \"@@KMM-END $n \$?@@\""
 		done
 	fi
-	names+=(kmmscand_stress kmmscand_stress_fault debug_checks)
+	names+=(kmmscand_stress kmmscand_fault_test debug_checks)
 	echo "echo '@@KMM-BEGIN kmmscand_stress@@'"
 	echo "KMMSCAND_STRESS_SECONDS=$STRESS_SECONDS /opt/tests/kmmscand_stress 2>&1"
 	echo "echo \"@@KMM-END kmmscand_stress \$?@@\""
-	echo "echo '@@KMM-BEGIN kmmscand_stress_fault@@'"
-	echo "/opt/tests/kmmscand_stress -F -t $FAULT_SECONDS 2>&1"
-	echo "echo \"@@KMM-END kmmscand_stress_fault \$?@@\""
+	echo "echo '@@KMM-BEGIN kmmscand_fault_test@@'"
+	echo "/opt/tests/kmmscand_fault_test -t $FAULT_SECONDS 2>&1"
+	echo "echo \"@@KMM-END kmmscand_fault_test \$?@@\""
 	echo "echo '@@KMM-BEGIN debug_checks@@'"
 	echo "sh /opt/prog/debug-checks.sh finish 2>&1"
 	echo "echo \"@@KMM-END debug_checks \$?@@\""

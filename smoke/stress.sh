@@ -11,7 +11,11 @@ echo 100 > $K/scan_period_min_ms; echo 500 > $K/scan_period_max_ms
 ( for i in $(seq 1 40); do /opt/prog/kmmscand_smoke 3 16 4 >/dev/null & sleep 0.7; done; wait ) &
 /opt/prog/kmmscand_smoke 30 64 8 | grep -E "RESULT|end:"
 wait
-cd /opt/prog && ./kmmscand_promote_test 2>&1 | grep -E "^(ok|not ok|# Totals)"
-./kmmscand_test 2>&1 | grep -E "^(not ok|# Totals)"
+cd /opt/prog
+for t in ./kmmscand_*_test; do
+	[ -x "$t" ] || continue
+	echo "$t"
+	"$t" 2>&1 | grep -E "^(ok|not ok|# Totals)"
+done
 dmesg | grep -iE "lockdep|possible|BUG|WARNING|sleeping function|circular|inconsistent" | head -20
 echo "stress done"
