@@ -44,7 +44,7 @@ struct worker_ctx {
  * policy put it, so only default-policy memory on node 1 is promotable.
  * MADV_POPULATE_WRITE keeps what a shared mapping already holds.
  */
-static int place_promotable(char *addr, unsigned long len)
+static inline int place_promotable(char *addr, unsigned long len)
 {
 	if (mbind_mask(addr, len, MPOL_PREFERRED, 1UL << 1, 0))
 		return -1;
@@ -52,7 +52,7 @@ static int place_promotable(char *addr, unsigned long len)
 	return mbind_mask(addr, len, MPOL_DEFAULT, 0, 0);
 }
 
-static int region_policy(struct worker_ctx *c, char *addr, unsigned long len)
+static inline int region_policy(struct worker_ctx *c, char *addr, unsigned long len)
 {
 	/* Mostly slow tier but promotable (preferred 1), the rest mixed. */
 	switch (rnd(&c->rs, 8)) {
@@ -69,7 +69,7 @@ static int region_policy(struct worker_ctx *c, char *addr, unsigned long len)
 	}
 }
 
-static bool region_create(struct worker_ctx *c, struct region *r)
+static inline bool region_create(struct worker_ctx *c, struct region *r)
 {
 	unsigned long np;
 	char *p;
@@ -133,8 +133,8 @@ fail:
 	return false;
 }
 
-static bool region_verify(struct worker_ctx *c, struct region *r,
-			  unsigned long a, unsigned long b)
+static inline bool region_verify(struct worker_ctx *c, struct region *r,
+				 unsigned long a, unsigned long b)
 {
 	bool ok = true;
 	unsigned long i;
@@ -146,7 +146,7 @@ static bool region_verify(struct worker_ctx *c, struct region *r,
 	return ok;
 }
 
-static void region_destroy(struct worker_ctx *c, struct region *r)
+static inline void region_destroy(struct worker_ctx *c, struct region *r)
 {
 	unsigned long i, j;
 
@@ -171,7 +171,7 @@ static void region_destroy(struct worker_ctx *c, struct region *r)
 	stat_add(&st->munmaps, 1);
 }
 
-static uint32_t gen_next(struct region *r)
+static inline uint32_t gen_next(struct region *r)
 {
 	uint32_t g = r->next_gen++;
 
@@ -181,8 +181,8 @@ static uint32_t gen_next(struct region *r)
 }
 
 /* A random hole-free page range [*a, *b); false if none found. */
-static bool pick_range(struct worker_ctx *c, struct region *r,
-		       unsigned long maxlen, unsigned long *a, unsigned long *b)
+static inline bool pick_range(struct worker_ctx *c, struct region *r,
+			      unsigned long maxlen, unsigned long *a, unsigned long *b)
 {
 	int tries;
 
@@ -202,7 +202,7 @@ static bool pick_range(struct worker_ctx *c, struct region *r,
 	return false;
 }
 
-static bool region_has_holes(struct region *r)
+static inline bool region_has_holes(struct region *r)
 {
 	unsigned long i;
 
@@ -212,7 +212,7 @@ static bool region_has_holes(struct region *r)
 	return false;
 }
 
-static void op_write(struct worker_ctx *c, struct region *r)
+static inline void op_write(struct worker_ctx *c, struct region *r)
 {
 	unsigned long a, b, i;
 
@@ -226,7 +226,7 @@ static void op_write(struct worker_ctx *c, struct region *r)
 	}
 }
 
-static void op_munmap_partial(struct worker_ctx *c, struct region *r)
+static inline void op_munmap_partial(struct worker_ctx *c, struct region *r)
 {
 	unsigned long a, b, i;
 
@@ -245,7 +245,7 @@ static void op_munmap_partial(struct worker_ctx *c, struct region *r)
 	stat_add(&st->partial_munmaps, 1);
 }
 
-static void op_refill_holes(struct worker_ctx *c, struct region *r)
+static inline void op_refill_holes(struct worker_ctx *c, struct region *r)
 {
 	unsigned long i, j;
 
@@ -282,7 +282,7 @@ static void op_refill_holes(struct worker_ctx *c, struct region *r)
 }
 
 /* True if [addr, addr + len) is one VMA (mremap() cannot span VMAs). */
-static bool single_vma(const char *addr, unsigned long len)
+static inline bool single_vma(const char *addr, unsigned long len)
 {
 	unsigned long a = (unsigned long)addr, start, end;
 	char line[512];
@@ -311,7 +311,7 @@ static bool single_vma(const char *addr, unsigned long len)
  * So: shrink in place first (always succeeds), only move a range that is
  * one VMA, and never munmap() the destination after a failure.
  */
-static void op_mremap(struct worker_ctx *c, struct region *r)
+static inline void op_mremap(struct worker_ctx *c, struct region *r)
 {
 	unsigned long np = r->npages, i;
 	char *p, *dst;
@@ -369,7 +369,7 @@ static void op_mremap(struct worker_ctx *c, struct region *r)
 	region_verify(c, r, 0, r->npages);
 }
 
-static void op_mprotect(struct worker_ctx *c, struct region *r)
+static inline void op_mprotect(struct worker_ctx *c, struct region *r)
 {
 	unsigned long a, b;
 	int prot = rnd(&c->rs, 2) ? PROT_READ : PROT_NONE;

@@ -14,7 +14,7 @@
 
 #include "kmmscand_stress_region.h"
 
-static void op_madvise(struct worker_ctx *c, struct region *r)
+static inline void op_madvise(struct worker_ctx *c, struct region *r)
 {
 	unsigned long a, b, i;
 	int what = rnd(&c->rs, 6);
@@ -63,7 +63,7 @@ static void op_madvise(struct worker_ctx *c, struct region *r)
 	region_verify(c, r, a, b);
 }
 
-static void op_move_pages(struct worker_ctx *c, struct region *r)
+static inline void op_move_pages(struct worker_ctx *c, struct region *r)
 {
 	void *pages[64];
 	int nodes[64], status[64];
@@ -87,7 +87,7 @@ static void op_move_pages(struct worker_ctx *c, struct region *r)
 	region_verify(c, r, a, b);
 }
 
-static void op_mbind_move(struct worker_ctx *c, struct region *r)
+static inline void op_mbind_move(struct worker_ctx *c, struct region *r)
 {
 	unsigned long a, b;
 	int node = rnd(&c->rs, 2);
@@ -100,7 +100,7 @@ static void op_mbind_move(struct worker_ctx *c, struct region *r)
 	region_verify(c, r, a, b);
 }
 
-static void op_prctl(struct worker_ctx *c)
+static inline void op_prctl(struct worker_ctx *c)
 {
 	int want = !c->prctl_state, got;
 
@@ -123,7 +123,7 @@ static void op_prctl(struct worker_ctx *c)
  * thread's regions (no other thread writes them), overwrites some (COW),
  * and exits; the parent then checks that the child's writes did not leak.
  */
-static void op_cow_fork(struct worker_ctx *c)
+static inline void op_cow_fork(struct worker_ctx *c)
 {
 	int status, k;
 	pid_t pid;
@@ -172,7 +172,7 @@ static __thread const char *cur_op = "idle";
 static __thread struct region *cur_r;
 
 /* The mappings around @addr, from /proc/self/maps (read(2) only). */
-static void dump_maps_near(unsigned long addr)
+static inline void dump_maps_near(unsigned long addr)
 {
 	static char maps[1 << 16];
 	char *line, *save;
@@ -201,7 +201,7 @@ static void dump_maps_near(unsigned long addr)
 	}
 }
 
-static void fault_handler(int sig, siginfo_t *si, void *uc)
+static inline void fault_handler(int sig, siginfo_t *si, void *uc)
 {
 	char buf[256];
 	int n;
@@ -218,7 +218,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 	signal(sig, SIG_DFL);	/* the access faults again and kills us */
 }
 
-static void install_fault_handler(void)
+static inline void install_fault_handler(void)
 {
 	struct sigaction sa;
 
@@ -231,7 +231,7 @@ static void install_fault_handler(void)
 
 #define OP(name, call) do { cur_op = name; call; } while (0)
 
-static void worker_sleepless_step(struct worker_ctx *c)
+static inline void worker_sleepless_step(struct worker_ctx *c)
 {
 	int k = rnd(&c->rs, MAX_REGIONS);
 	struct region *r = &c->r[k];
@@ -277,7 +277,7 @@ static void worker_sleepless_step(struct worker_ctx *c)
 	cur_op = "idle";
 }
 
-static void *worker_thread(void *arg)
+static inline void *worker_thread(void *arg)
 {
 	struct worker_ctx *c = arg;
 	int k;
@@ -301,7 +301,7 @@ static void *worker_thread(void *arg)
 	return NULL;
 }
 
-static int worker_main(int wid, int nthreads)
+static inline int worker_main(int wid, int nthreads)
 {
 	struct worker_ctx *ctx = calloc(nthreads, sizeof(*ctx));
 	pthread_t *th = calloc(nthreads, sizeof(*th));
