@@ -273,6 +273,9 @@ def export(outdir):
             subprocess.run(["git", "-C", tmp] + args, check=True, env=env)
         git(tmp, "tag", "base")
         os.rename(tmp, repo)
+    # No automatic gc: a detached `git gc --auto` after the commits below
+    # repacks while `make series-check` clones the repository.
+    git(repo, "config", "gc.auto", "0")
     git(repo, "checkout", "-q", "-f", "base")
     git(repo, "clean", "-q", "-fdx")
     git(repo, "checkout", "-q", "-B", "kmmscand")
