@@ -41,19 +41,23 @@ kobjn=$out/kbuild-n
 mkdir -p "$kobjn"
 printf 'CONFIG_KMMSCAND=n\n' > "$out/off.config"
 build_off() { # build_off N NAME
+	local t0=$SECONDS
 	configure "$kobjn" "$out/off.config"
 	if grep -q '^CONFIG_KMMSCAND=y' "$kobjn/.config"; then
 		res "not ok series:build-off-after:$2: could not turn CONFIG_KMMSCAND off"
 	elif make -s -C "$tree" O="$kobjn" CC="$cc" -j"$JOBS" bzImage >"$out/build-off-$1.log" 2>&1; then
-		res "ok series:build-off-after:$2"
+		res "ok series:build-off-after:$2 ($((SECONDS - t0))s)"
 	else
 		{ grep -E 'error' "$out/build-off-$1.log" || true; } | head -10 | sed 's/^/    /' >&2
 		res "not ok series:build-off-after:$2: see $out/build-off-$1.log"
 	fi
+	t_off=$((t_off + SECONDS - t0))
 }
 # Boot smoke: the kernel after each patch boots in the two-tier VM, runs a
 # short job (long enough for the threads to make a few rounds) and logs no
-# panic/Oops/BUG/WARNING/lockdep report and no failed KUnit test.
+# panic/Oops/BUG/WARNING/lockdep report and no failed KUnit test.  The
+# kernels are kept and booted after all the builds, each under the VM lock
+# that the other VM users of the machine take too.
 smoke=$out/smoke
 if [ "${SERIES_BOOT:-1}" = 1 ]; then
 	mkdir -p "$smoke"
@@ -62,15 +66,20 @@ if [ "${SERIES_BOOT:-1}" = 1 ]; then
 		'exit 0' > "$smoke/job"
 	"$HARNESS/mkinitramfs.sh" "$smoke/initramfs.cpio" "$smoke/job"
 fi
+t_build=0 t_off=0 t_boot=0 t_lock=0
+boots=()
 boot() { # boot N NAME
-	local d=$out/boot-$1 rc
-	mkdir -p "$d"
+	local d=$out/boot-$1 rc t0 t1
+	t0=$(date +%s)
 	set +e
-	flock /tmp/kmmscand-vm.lock env KERNEL="$kobj/arch/x86/boot/bzImage" \
+	flock /tmp/kmmscand-vm.lock env KERNEL="$d/bzImage" \
 		VM_TIMEOUT="${SMOKE_TIMEOUT:-300}" \
 		"$HARNESS/vm.sh" "$smoke/initramfs.cpio" "$d" >"$d/vm.log" 2>&1
 	rc=$?
 	set -e
+	t1=$(date +%s)
+	t_boot=$((t_boot + $(cat "$d/seconds" 2>/dev/null || echo 0)))
+	t_lock=$((t_lock + t1 - t0 - $(cat "$d/seconds" 2>/dev/null || echo 0)))
 	if [ $rc -ne 0 ]; then
 		res "not ok series:boot-after:$2: status $rc (see $d/console.log)"
 	elif ! python3 "$HARNESS/klog.py" "$d/console.log" >"$d/klog.txt"; then
@@ -92,13 +101,19 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 		res "not ok series:am:$name: does not apply ($(head -1 "$out/am.log"))"
 		break
 	fi
+	t0=$SECONDS
 	configure "$kobj"
 	if make -s -C "$tree" O="$kobj" CC="$cc" -j"$JOBS" bzImage >"$out/build-$n.log" 2>&1; then
-		res "ok series:build-after:$name"
-		[ "${SERIES_BOOT:-1}" = 1 ] && boot "$n" "$name"
+		res "ok series:build-after:$name ($((SECONDS - t0))s)"
+		if [ "${SERIES_BOOT:-1}" = 1 ]; then
+			mkdir -p "$out/boot-$n"
+			cp "$kobj/arch/x86/boot/bzImage" "$out/boot-$n/bzImage"
+			boots+=("$n:$name")
+		fi
 	else
 		res "not ok series:build-after:$name: see $out/build-$n.log"
 	fi
+	t_build=$((t_build + SECONDS - t0))
 	build_off "$n" "$name"
 	ign=$(accepted_checks $(sed -n 's#^+++ b/##p' "$p"))
 	r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree ${ign:+--ignore "$ign"} "$p" 2>&1 |
@@ -179,5 +194,9 @@ else
 		head -10 | sed 's/^/    /' >&2
 	res "not ok series:selftests-build: see $out/selftests.log"
 fi
-log "series-check took $(( $(date +%s) - start ))s"
+for b in "${boots[@]}"; do
+	boot "${b%%:*}" "${b#*:}"
+	rm -f "$out/boot-${b%%:*}/bzImage"
+done
+log "series-check took $(( $(date +%s) - start ))s: builds ${t_build}s (=y) + ${t_off}s (=n), boots ${t_boot}s, waiting for the VM lock ${t_lock}s"
 python3 "$HARNESS/results.py" --host "$host"
