@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # series-check.sh -- `make series-check`: export the series, `git am` it onto
-# a pristine 6.12 tree and build after every patch, then run checkpatch
-# --strict on every patch, W=1 and sparse on the new objects, kernel-doc on
-# the new files, a CONFIG_KMMSCAND=n build, and the kselftest build.
+# a pristine 6.12 tree and, after every patch, build it with
+# CONFIG_KMMSCAND=y and =n, boot the =y kernel in the VM (boot smoke: a
+# short job, no kernel warning) and run checkpatch --strict on the patch;
+# then W=1 and sparse on the new objects, kernel-doc on the new files
+# (every non-static function documented), and the kselftest build.
 # Prints "ok"/"not ok" per check and the usual final count.
+# SERIES_BOOT=0 skips the boot smoke (SMOKE_TIMEOUT: seconds per boot).
 source "$(dirname "$0")/lib.sh"
-need_pkgs "${BUILD_PKGS[@]}" sparse git
+need_pkgs "${BUILD_PKGS[@]}" "${VM_PKGS[@]}" sparse git
 "$HARNESS/assemble.sh" >/dev/null
 out=$BUILD/series-check
 series=$BUILD/series
 host=$out/host.txt
-rm -rf "$out/kbuild-n" "$host"; mkdir -p "$out"
+rm -rf "$host" "$out"/boot-*; mkdir -p "$out"
 : > "$host"
 res() { echo "$1" >> "$host"; echo "$1" >&2; }
 start=$(date +%s)
@@ -33,6 +36,62 @@ configure() { # configure KOBJ [extra fragment]
 		"$1/.config" "$frag" "${@:2}" >/dev/null 2>&1
 	make -s -C "$tree" O="$1" olddefconfig >/dev/null
 }
+# CONFIG_KMMSCAND=n: the hooks must compile out, at every step.
+kobjn=$out/kbuild-n
+mkdir -p "$kobjn"
+printf 'CONFIG_KMMSCAND=n\n' > "$out/off.config"
+build_off() { # build_off N NAME
+	local t0=$SECONDS
+	configure "$kobjn" "$out/off.config"
+	if grep -q '^CONFIG_KMMSCAND=y' "$kobjn/.config"; then
+		res "not ok series:build-off-after:$2: could not turn CONFIG_KMMSCAND off"
+	elif make -s -C "$tree" O="$kobjn" CC="$cc" -j"$JOBS" bzImage >"$out/build-off-$1.log" 2>&1; then
+		res "ok series:build-off-after:$2 ($((SECONDS - t0))s)"
+	else
+		{ grep -E 'error' "$out/build-off-$1.log" || true; } | head -10 | sed 's/^/    /' >&2
+		res "not ok series:build-off-after:$2: see $out/build-off-$1.log"
+	fi
+	t_off=$((t_off + SECONDS - t0))
+}
+# Boot smoke: the kernel after each patch boots in the two-tier VM, runs a
+# short job (long enough for the threads to make a few rounds) and logs no
+# panic/Oops/BUG/WARNING/lockdep report and no failed KUnit test.  The
+# kernels are kept and booted after all the builds, each under the VM lock
+# that the other VM users of the machine take too.
+smoke=$out/smoke
+if [ "${SERIES_BOOT:-1}" = 1 ]; then
+	mkdir -p "$smoke"
+	printf '%s\n' 'cat /proc/version' 'sleep 3' \
+		'grep -E "^kmmscand_(mm_scan|pte_scanned|candidate|promote_success) " /proc/vmstat' \
+		'exit 0' > "$smoke/job"
+	"$HARNESS/mkinitramfs.sh" "$smoke/initramfs.cpio" "$smoke/job"
+fi
+t_build=0 t_off=0 t_boot=0 t_lock=0
+boots=()
+boot() { # boot N NAME
+	local d=$out/boot-$1 rc t0 t1
+	t0=$(date +%s)
+	set +e
+	flock /tmp/kmmscand-vm.lock env KERNEL="$d/bzImage" \
+		VM_TIMEOUT="${SMOKE_TIMEOUT:-300}" \
+		"$HARNESS/vm.sh" "$smoke/initramfs.cpio" "$d" >"$d/vm.log" 2>&1
+	rc=$?
+	set -e
+	t1=$(date +%s)
+	t_boot=$((t_boot + $(cat "$d/seconds" 2>/dev/null || echo 0)))
+	t_lock=$((t_lock + t1 - t0 - $(cat "$d/seconds" 2>/dev/null || echo 0)))
+	if [ $rc -ne 0 ]; then
+		res "not ok series:boot-after:$2: status $rc (see $d/console.log)"
+	elif ! python3 "$HARNESS/klog.py" "$d/console.log" >"$d/klog.txt"; then
+		head -5 "$d/klog.txt" | sed 's/^/    /' >&2
+		res "not ok series:boot-after:$2: $(head -1 "$d/klog.txt")"
+	elif grep -qE '^[[:space:]]*not ok ' "$d/console.log"; then
+		grep -E '^[[:space:]]*not ok ' "$d/console.log" | head -5 | sed 's/^/    /' >&2
+		res "not ok series:boot-after:$2: a KUnit test failed (see $d/console.log)"
+	else
+		res "ok series:boot-after:$2 ($(cat "$d/seconds")s)"
+	fi
+}
 n=0
 for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 	case "$(basename "$p")" in 0000-*) continue ;; esac
@@ -42,12 +101,20 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 		res "not ok series:am:$name: does not apply ($(head -1 "$out/am.log"))"
 		break
 	fi
+	t0=$SECONDS
 	configure "$kobj"
 	if make -s -C "$tree" O="$kobj" CC="$cc" -j"$JOBS" bzImage >"$out/build-$n.log" 2>&1; then
-		res "ok series:build-after:$name"
+		res "ok series:build-after:$name ($((SECONDS - t0))s)"
+		if [ "${SERIES_BOOT:-1}" = 1 ]; then
+			mkdir -p "$out/boot-$n"
+			cp "$kobj/arch/x86/boot/bzImage" "$out/boot-$n/bzImage"
+			boots+=("$n:$name")
+		fi
 	else
 		res "not ok series:build-after:$name: see $out/build-$n.log"
 	fi
+	t_build=$((t_build + SECONDS - t0))
+	build_off "$n" "$name"
 	ign=$(accepted_checks $(sed -n 's#^+++ b/##p' "$p"))
 	r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree ${ign:+--ignore "$ign"} "$p" 2>&1 |
 			grep -E '(ERROR|WARNING|CHECK):' || true)
@@ -96,23 +163,19 @@ if [ -n "$tobjs" ]; then
 	fi
 fi
 kd=$( (cd "$tree" && perl scripts/kernel-doc -none -Wall $new_all) 2>&1 | grep -v '^$' || true)
+# Every non-static function of the new files has a kernel-doc comment.
+for f in $new_c; do
+	docd=$(cd "$tree" && perl scripts/kernel-doc -rst "$f" 2>/dev/null |
+		sed -n 's/^\.\. c:function:: .*[ *]\([A-Za-z0-9_]*\) (.*/\1/p')
+	for sym in $(nm -g --defined-only "$kobj/${f%.c}.o" | awk '$2 ~ /^[TW]$/ && $3 ~ /^_*kmmscand/ { print $3 }'); do
+		grep -qx "$sym" <<<"$docd" || kd+=${kd:+$'\n'}"$f: $sym() is not static and has no kernel-doc comment"
+	done
+done
 if [ -n "$kd" ]; then
 	echo "$kd" | head -20 | sed 's/^/    /' >&2
 	res "not ok series:kernel-doc: $(echo "$kd" | wc -l) issue(s)"
 else
 	res "ok series:kernel-doc"
-fi
-# CONFIG_KMMSCAND=n: the hooks must compile out.
-printf 'CONFIG_KMMSCAND=n\n' > "$out/off.config"
-mkdir -p "$out/kbuild-n"
-configure "$out/kbuild-n" "$out/off.config"
-if grep -q '^CONFIG_KMMSCAND=y' "$out/kbuild-n/.config"; then
-	res "not ok series:build-kmmscand-off: could not turn CONFIG_KMMSCAND off"
-elif make -s -C "$tree" O="$out/kbuild-n" CC="$cc" -j"$JOBS" bzImage >"$out/build-off.log" 2>&1; then
-	res "ok series:build-kmmscand-off"
-else
-	{ grep -E 'error' "$out/build-off.log" || true; } | head -10 | sed 's/^/    /' >&2
-	res "not ok series:build-kmmscand-off: see $out/build-off.log"
 fi
 # The selftests build with the kselftest Makefile (tools/testing/selftests/mm,
 # its CFLAGS, the exported uapi headers), without warnings.
@@ -131,5 +194,9 @@ else
 		head -10 | sed 's/^/    /' >&2
 	res "not ok series:selftests-build: see $out/selftests.log"
 fi
-log "series-check took $(( $(date +%s) - start ))s"
+for b in "${boots[@]}"; do
+	boot "${b%%:*}" "${b#*:}"
+	rm -f "$out/boot-${b%%:*}/bzImage"
+done
+log "series-check took $(( $(date +%s) - start ))s: builds ${t_build}s (=y) + ${t_off}s (=n), boots ${t_boot}s, waiting for the VM lock ${t_lock}s"
 python3 "$HARNESS/results.py" --host "$host"

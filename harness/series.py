@@ -23,7 +23,13 @@ MAINTAINERS grows with the series: checkpatch asks every patch that adds
 files to update MAINTAINERS, so the KMMSCAND section of patches/
 maintainers-kmmscand.patch (MAINTAINERS_PATCH) is not an entry of its own;
 each commit carries the section with the F: lines of the files added so far.
+mm/Makefile grows the same way: patches/mm-kmmscand-makefile.patch
+(MAKEFILE_PATCH) only adds lines, each naming objects of mm/, and is in no
+entry; each commit carries the lines whose sources (mm/NAME.c for NAME.o)
+have all been added so far, so every file is built by the commit that adds
+it.
 """
+import difflib
 import os
 import re
 import shutil
@@ -36,6 +42,10 @@ PRISTINE = os.path.join(BUILD, "pristine")
 SPLIT = os.path.join(TOP, "patches", "series-split.txt")
 OVERLAY_DIRS = ["mm", "include", "kernel", "fs", "lib", "Documentation", "tools", "arch"]
 MAINTAINERS_PATCH = "maintainers-kmmscand.patch"
+MAKEFILE_PATCH = "mm-kmmscand-makefile.patch"
+# Patches spread over the series instead of going into one entry, and the
+# one file each of them changes.
+DISTRIBUTED = {MAINTAINERS_PATCH: "MAINTAINERS", MAKEFILE_PATCH: "mm/Makefile"}
 AUTHOR = os.environ.get("SERIES_AUTHOR", "kmmscand developers <linux-mm@kvack.org>")
 DATE = "Thu, 3 Dec 2026 12:00:00 +0000"
 
@@ -93,6 +103,26 @@ def quilt_series():
         return [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
 
 
+def patch_files(p):
+    """The files patch P of patches/ changes."""
+    with open(os.path.join(TOP, "patches", p)) as f:
+        return [ln[6:].split()[0] for ln in f if ln.startswith("+++ b/")]
+
+
+def makefile_sources(lines):
+    """The sources named by an added Makefile line: mm/NAME.c per NAME.o."""
+    objs = re.findall(r"([A-Za-z0-9_-]+)\.o\b", lines)
+    d = os.path.dirname(DISTRIBUTED[MAKEFILE_PATCH])
+    return [f"{d}/{o}.c" for o in objs]
+
+
+def makefile_patch_lines():
+    """The lines MAKEFILE_PATCH adds."""
+    with open(os.path.join(TOP, "patches", MAKEFILE_PATCH)) as f:
+        return [ln[1:].rstrip("\n") for ln in f
+                if ln.startswith("+") and not ln.startswith("+++")]
+
+
 def verify_split():
     cover, entries = parse_split()
     problems = []
@@ -126,17 +156,33 @@ def verify_split():
         if f not in used_f:
             problems.append(f"overlay file {f} is in no entry of the split")
     last = -1
-    if MAINTAINERS_PATCH in used_p:
-        problems.append(f"{MAINTAINERS_PATCH} is spread over the series; list it in no entry")
+    for p, target in DISTRIBUTED.items():
+        if p in used_p:
+            problems.append(f"{p} is spread over the series; list it in no entry")
+        if p not in quilt:
+            problems.append(f"{p} is not in patches/series")
+        elif patch_files(p) != [target]:
+            problems.append(f"{p} must change {target} and nothing else")
     for p in quilt:
-        if p == MAINTAINERS_PATCH:
+        if p in DISTRIBUTED:
             continue
+        for f in patch_files(p):
+            if f in DISTRIBUTED.values():
+                problems.append(f"{p} changes {f}, which only its own patch may change")
         if p not in used_p:
             problems.append(f"patch {p} is in no entry of the split")
         elif used_p[p] < last:
             problems.append(f"patch {p} comes before an earlier patch of patches/series")
         else:
             last = used_p[p]
+    if MAKEFILE_PATCH in quilt:
+        for ln in makefile_patch_lines():
+            srcs = makefile_sources(ln)
+            if not srcs:
+                problems.append(f"{MAKEFILE_PATCH} adds '{ln}', which names no object")
+            for src in srcs:
+                if src not in used_f:
+                    problems.append(f"{MAKEFILE_PATCH}: {src} (for '{ln}') is in no entry")
     return cover, entries, problems
 
 
@@ -145,20 +191,27 @@ def git(repo, *args, **kw):
                           capture_output=True, text=True, **kw).stdout
 
 
-def maintainers_final(repo):
-    """MAINTAINERS of pristine + MAINTAINERS_PATCH, split around the section."""
-    tmp = os.path.join(BUILD, "series-maintainers")
+def distributed_final(p):
+    """The lines of DISTRIBUTED[p] in pristine + patch P."""
+    path = DISTRIBUTED[p]
+    tmp = os.path.join(BUILD, "series-distributed")
     shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    shutil.copyfile(os.path.join(PRISTINE, "MAINTAINERS"), os.path.join(tmp, "MAINTAINERS"))
+    os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
+    shutil.copyfile(os.path.join(PRISTINE, path), os.path.join(tmp, path))
     r = subprocess.run(["patch", "-p1", "--fuzz=0", "--batch", "-s", "-i",
-                        os.path.join(TOP, "patches", MAINTAINERS_PATCH)],
+                        os.path.join(TOP, "patches", p)],
                        cwd=tmp, capture_output=True, text=True)
     if r.returncode:
-        die(f"{MAINTAINERS_PATCH} does not apply:\n{r.stdout}{r.stderr}")
-    with open(os.path.join(tmp, "MAINTAINERS")) as f:
+        die(f"{p} does not apply:\n{r.stdout}{r.stderr}")
+    with open(os.path.join(tmp, path)) as f:
         lines = f.read().split("\n")
     shutil.rmtree(tmp)
+    return lines
+
+
+def maintainers_final(repo):
+    """MAINTAINERS of pristine + MAINTAINERS_PATCH, split around the section."""
+    lines = distributed_final(MAINTAINERS_PATCH)
     start = lines.index("KMMSCAND")
     end = start
     while lines[end].strip():
@@ -177,6 +230,27 @@ def write_maintainers(repo, final, added):
         text = before + keep + [""] + after
     with open(os.path.join(repo, "MAINTAINERS"), "w") as f:
         f.write("\n".join(text))
+
+
+def makefile_final():
+    """mm/Makefile of pristine + MAKEFILE_PATCH: (line, sources or None)."""
+    path = DISTRIBUTED[MAKEFILE_PATCH]
+    with open(os.path.join(PRISTINE, path)) as f:
+        old = f.read().split("\n")
+    new = distributed_final(MAKEFILE_PATCH)
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op not in ("equal", "insert"):
+            die(f"{MAKEFILE_PATCH} may only add lines")
+        out += [(ln, makefile_sources(ln) if op == "insert" else None) for ln in new[j1:j2]]
+    return out
+
+
+def write_makefile(repo, final, added):
+    """Write mm/Makefile with the added lines whose sources are in ADDED."""
+    keep = [ln for ln, srcs in final if srcs is None or all(s in added for s in srcs)]
+    with open(os.path.join(repo, DISTRIBUTED[MAKEFILE_PATCH]), "w") as f:
+        f.write("\n".join(keep))
 
 
 def export(outdir):
@@ -199,10 +273,14 @@ def export(outdir):
             subprocess.run(["git", "-C", tmp] + args, check=True, env=env)
         git(tmp, "tag", "base")
         os.rename(tmp, repo)
+    # No automatic gc: a detached `git gc --auto` after the commits below
+    # repacks while `make series-check` clones the repository.
+    git(repo, "config", "gc.auto", "0")
     git(repo, "checkout", "-q", "-f", "base")
     git(repo, "clean", "-q", "-fdx")
     git(repo, "checkout", "-q", "-B", "kmmscand")
     final_maint = maintainers_final(repo)
+    final_make = makefile_final()
     added = set()
     name, _, email = AUTHOR.partition(" <")
     email = email.rstrip(">")
@@ -234,6 +312,7 @@ def export(outdir):
             if not os.path.exists(os.path.join(PRISTINE, f)):
                 added.add(f)
         write_maintainers(repo, final_maint, added)
+        write_makefile(repo, final_make, added)
         git(repo, "add", "-A", "-f")
         msg = e["subject"] + "\n\n" + "\n".join(e["body"]) + f"\n\nSigned-off-by: {AUTHOR}\n"
         subprocess.run(["git", "-C", repo, "commit", "-q", "-F", "-"], input=msg,

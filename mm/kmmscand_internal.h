@@ -1,36 +1,310 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared between the kmmscand scanner (mm/kmmscand.c) and the promotion
- * thread (mm/kmmscand_migrate.c).  Not for use outside mm/.
+ * Shared by the files of kmmscand.  Not for use outside mm/.
+ *
+ * The parts, each of which calls only parts listed before it:
+ *
+ *   kmmscand_trace.c     the tracepoints
+ *   kmmscand_queue.c     the queue of promotion candidates and the batch
+ *                        the migration thread works on
+ *   kmmscand_mm.c        the tunables and the registry of mms
+ *   kmmscand_target.c    the target node of a promotion, and backing off
+ *                        a target that keeps failing for an mm
+ *   kmmscand_throttle.c  the rate limit and the guards of the target node
+ *   kmmscand_migrate.c   the migration thread
+ *   kmmscand_history.c   the per-page access history and the hotness rule
+ *   kmmscand_walk.c      the page-table walk of one visit to an mm
+ *   kmmscand_sysfs.c     /sys/kernel/mm/kmmscand/
+ *   kmmscand.c           the scanner thread, its passes and rounds, init
+ *
+ * So the scanner feeds the migrator through the queue and never the other
+ * way round: the migrator reports a target that failed for an mm to
+ * kmmscand_target.c, which keeps the back-off in the mm's registry slot.
+ *
+ * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
+ * kmmscand_mm_lock.
  */
 #ifndef _MM_KMMSCAND_INTERNAL_H
 #define _MM_KMMSCAND_INTERNAL_H
 
 #include <linux/kmmscand.h>	/* enum kmmscand_drop_reason */
-#include <linux/types.h>	/* bool */
+#include <linux/nodemask.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
+#include "mm_slot.h"
 
 struct folio;
 struct mm_struct;
+struct mm_walk_ops;
+struct vm_area_struct;
 
-/* Tunables, written from sysfs (mm/kmmscand.c), read with READ_ONCE(). */
+/* Tunables (mm/kmmscand_mm.c), written from sysfs, read with READ_ONCE(). */
 extern bool kmmscand_enabled;
+extern unsigned int kmmscand_scan_period_min_ms;
+extern unsigned int kmmscand_scan_period_max_ms;
+extern unsigned int kmmscand_scan_size;
+extern unsigned int kmmscand_hot_history;
+extern unsigned int kmmscand_hot_threshold;
+extern bool kmmscand_pmd_skip;
+extern bool kmmscand_tlb_flush;
 extern unsigned int kmmscand_migrate_batch;
 extern unsigned int kmmscand_promote_rate_mbps;
+extern int kmmscand_target_node;
 
 /* Capacity of the scanner -> migrator queue, in folios. */
 #define KMMSCAND_QUEUE_LEN	8192
 /* Largest migrate_batch, in folios (and pages). */
 #define KMMSCAND_BATCH_MAX	4096
 
+/**
+ * struct kmmscand_mm_slot - kmmscand state of one registered mm
+ * @slot: hash lookup from mm to mm_slot (embeds the list node)
+ * @next_scan: jiffies at which the next pass may start
+ * @next_full: jiffies at which the next full pass is due; passes before
+ *	it are quick ones, over @slow_tables only
+ * @cursor: page-aligned address where the next visit continues, valid
+ *	while @in_pass
+ * @in_pass: a pass has started and not ended yet
+ * @quick: the pass in progress is a quick one
+ * @watch: quick passes are cheap for this mm (PMD Accessed bits usable),
+ *	so its slow-tier tables are watched at the shortest period
+ * @period_ms: current scan period (adaptive)
+ * @budget: PTE slots examined per visit at most (adaptive)
+ * @passes: complete passes so far
+ * @seq: low byte of the pass number, stamped into history entries
+ * @cand_last: candidates found in the previous complete pass (X)
+ * @cand_cur: candidates found in the pass in progress (Y)
+ * @scanned: PTEs and THPs examined in the pass in progress
+ * @pmd_skipped: PTE tables skipped in the pass in progress
+ * @young: young entries found in the pass in progress
+ * @warm: slow-tier pages found young for the first time in the pass in
+ *	progress (no history yet): a confirming pass should follow soon
+ * @footprint: pages per node, [0, nr_node_ids) = pass in progress,
+ *	[nr_node_ids, 2 * nr_node_ids) = last complete pass
+ * @history: per-page access history (see mm/kmmscand_history.c)
+ * @nr_history: entries in @history
+ * @slow_tables: PTE tables (and THPs) that held slow-tier pages, indexed by
+ *	address >> PMD_SHIFT, stamped like @history
+ * @backoff_nid: target node that kept failing for this mm
+ * @backoff_until: jiffies until which @backoff_nid is not used
+ * @fail_streak: failed promotion batches towards @backoff_nid, each less
+ *	than KMMSCAND_BACKOFF_MS after the one before
+ * @fail_last: jiffies of the last failed batch counted in @fail_streak
+ * @round: value of kmmscand_scan.round when the mm was (re)registered; a
+ *	round ends before the slots added after it started
+ *
+ * Everything except the @backoff_* and @fail_* fields belongs to the
+ * scanner thread; those four are written for the migrator, by
+ * kmmscand_target_failed() under kmmscand_mm_lock, and read locklessly by
+ * the scanner.
+ */
+struct kmmscand_mm_slot {
+	struct mm_slot slot;
+	unsigned long next_scan;
+	unsigned long next_full;
+	unsigned long cursor;
+	bool in_pass;
+	bool quick;
+	bool watch;
+	unsigned int period_ms;
+	unsigned int budget;
+	unsigned long passes;
+	u8 seq;
+	unsigned long cand_last;
+	unsigned long cand_cur;
+	unsigned long scanned;
+	unsigned long pmd_skipped;
+	unsigned long young;
+	unsigned long warm;
+	unsigned long *footprint;
+	struct xarray history;
+	unsigned long nr_history;
+	struct xarray slow_tables;
+	int backoff_nid;
+	unsigned long backoff_until;
+	unsigned int fail_streak;
+	unsigned long fail_last;
+	unsigned long round;
+};
+
+/**
+ * struct kmmscand_scan - the registry and the scanner's position in it
+ * @mm_head: all registered mms, in visiting order
+ * @mm_slot: the slot the scanner is on; __kmmscand_exit() leaves it alone
+ * @round: number of rounds started; a slot stamped with the current value
+ *	was added during this round and is left for the next one
+ */
+struct kmmscand_scan {
+	struct list_head mm_head;
+	struct kmmscand_mm_slot *mm_slot;
+	unsigned long round;
+};
+
+/* The registry (mm/kmmscand_mm.c). */
+extern struct kmmscand_scan kmmscand_scan;
+extern spinlock_t kmmscand_mm_lock;
+/* The scanner sleeps here; a first registration or a tunable wakes it. */
+extern wait_queue_head_t kmmscand_wait;
+
+int kmmscand_registry_init(void);
+void kmmscand_registry_free(void);
+void kmmscand_registry_open(void);
+bool kmmscand_have_slow_tier(void);
+struct kmmscand_mm_slot *kmmscand_slot_lookup(struct mm_struct *mm);
+bool kmmscand_collect(struct kmmscand_mm_slot *ms);
+void kmmscand_release(struct kmmscand_mm_slot *ms);
+void kmmscand_register_all(void);
+
+/* Per-walk state.  The scanner is a single thread, so one static copy. */
+struct kmmscand_walk {
+	struct kmmscand_mm_slot *ms;
+	unsigned long budget;		/* PTE slots left in this visit */
+	unsigned long stop_addr;	/* where the walk stopped early */
+	unsigned int hist_n;
+	unsigned int hot_k;
+	bool pmd_skip;
+	bool tlb_flush;
+	bool detect_only;		/* promotion rate 0: count, do not queue */
+	bool quick;			/* a quick pass: slow-tier tables only */
+	bool slow_seen;			/* the current table held slow pages */
+	bool queue_full;		/* the migrator's queue is full: stop */
+	bool pmd_cleared;		/* non-leaf PMD A bits were cleared */
+	bool owner_mof;			/* owner's task policy allows moving */
+	int target_override;
+	nodemask_t toptier;		/* top-tier nodes with memory */
+	nodemask_t ample;		/* top-tier nodes with room to spare */
+	nodemask_t owner_cpuset;	/* cpuset of the owner */
+	nodemask_t owner_allowed;	/* cpuset and task policy of the owner */
+	nodemask_t allowed;		/* the above & policy of the VMA */
+	struct folio *last_queued;	/* dedup PTE-mapped large folios */
+	unsigned int nr_spans;		/* see kmmscand_prepare_spans() */
+	struct {
+		unsigned long start, end;
+		int nid;
+	} span[4];
+	unsigned long scanned;
+	unsigned long pmd_skipped;
+	unsigned long young;
+	unsigned long thp_young;
+	unsigned long warm;
+	unsigned long candidates;
+	unsigned long drops;
+};
+
+/* kmmscand_walk_ops: stop the walk here, the visit goes on later. */
+#define KMMSCAND_WALK_STOP	1
+
+/*
+ * The top-tier node whose memory holds @pfn, found from the node spans
+ * alone (no struct page is read), or NUMA_NO_NODE if @pfn may be in a
+ * slow-tier node.  Only used when no top-tier span overlaps a slow-tier
+ * one (w->nr_spans is 0 otherwise).
+ */
+static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
+				       unsigned long pfn)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nr_spans; i++)
+		if (pfn >= w->span[i].start && pfn < w->span[i].end)
+			return w->span[i].nid;
+	return NUMA_NO_NODE;
+}
+
+/* In-flight entry still to be processed (see struct kmmscand_cand.gone). */
+#define KMMSCAND_ALIVE		(-1)
+
+/**
+ * struct kmmscand_cand - a queued promotion candidate
+ * @pfn: the first page frame of the folio
+ * @mapping: folio->mapping when it was queued (anon_vma or address_space)
+ * @index: folio->index when it was queued
+ * @mm: the mm it was found in; a key for purging, never dereferenced
+ * @nid: the target node chosen by the scanner
+ * @src: the node the folio was on when it was queued (for tracing)
+ * @nr: pages in the folio when it was queued
+ * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
+ *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
+ *
+ * A candidate holds no reference on its folio: a queued page stays free to
+ * be split, collapsed, merged by KSM, reused on a write fault, migrated or
+ * freed.  The migrator looks the folio up again by @pfn and only takes it
+ * if it is still the same folio: the same @mapping and @index (see
+ * kmmscand_cand_folio()).
+ */
+struct kmmscand_cand {
+	unsigned long pfn;
+	void *mapping;
+	pgoff_t index;
+	struct mm_struct *mm;
+	int nid;
+	int src;
+	unsigned int nr;
+	int gone;
+};
+
+/* The queue (mm/kmmscand_queue.c). */
+extern spinlock_t kmmscand_queue_lock;
+extern struct kmmscand_cand *kmmscand_batch;
+
+int kmmscand_queue_init(void);
+void kmmscand_queue_free(void);
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 			  int nid, unsigned int nr);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
+unsigned int kmmscand_queue_held(void);
+unsigned long kmmscand_queue_want(unsigned int batch);
+unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled);
+void kmmscand_batch_put(unsigned int n);
+void kmmscand_requeue(struct kmmscand_cand *e);
+
+/* Target node (mm/kmmscand_target.c). */
+void kmmscand_target_failed(struct mm_struct *mm, int nid);
+bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid);
+void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
+			  nodemask_t *nodes, bool *mof);
+int kmmscand_target(struct kmmscand_walk *w, int src);
+bool kmmscand_node_ample(int nid);
+
+/* Throttle (mm/kmmscand_throttle.c); kmmscand_node_throttle() else: */
+#define KMMSCAND_THROTTLE_NONE	(-1)
+
+int kmmscand_throttle_init(void);
+void kmmscand_throttle_free(void);
+long kmmscand_rate_take(u64 now, unsigned int rate, unsigned int batch,
+			unsigned long want);
+void kmmscand_rate_return(unsigned long pages);
+int kmmscand_node_throttle(int nid, unsigned long pages, u64 now);
+void kmmscand_node_promoted(int nid, unsigned long pages);
+
+/* Migration thread (mm/kmmscand_migrate.c). */
 void kmmscand_migrate_wake(bool tunables);
 bool kmmscand_folio_promotable(struct folio *folio);
 int kmmscand_migrate_init(void);
 void kmmscand_migrate_exit(void);
 
-/* Implemented by the scanner, called by the migrator. */
-void kmmscand_target_failed(struct mm_struct *mm, int nid);
+/* History (mm/kmmscand_history.c). */
+void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
+			unsigned long end);
+void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
+		      unsigned long addr, unsigned int nr, bool young);
+void kmmscand_note_table(struct kmmscand_walk *w, unsigned long addr);
+unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq);
+
+/* Page-table walk (mm/kmmscand_walk.c). */
+extern const struct mm_walk_ops kmmscand_walk_ops;
+
+void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
+			   unsigned long round_budget);
+void kmmscand_flush_counts(struct kmmscand_walk *w);
+
+/* sysfs (mm/kmmscand_sysfs.c). */
+extern bool kmmscand_kick;
+
+int kmmscand_sysfs_init(void);
+void kmmscand_sysfs_exit(void);
 
 #endif /* _MM_KMMSCAND_INTERNAL_H */

@@ -2,21 +2,12 @@
 /*
  * kmmscand_migrate: promote the hot slow-tier folios found by kmmscand.
  *
- * The scanner hands candidates over through a bounded queue: the PFN of a
- * folio and what identifies it (mapping and index), the mm it was found in
- * (an opaque key for purging, never dereferenced here), the target node
- * and its size.  A queued candidate holds no folio reference.  The scanner
- * never blocks: when the queue is full it stops its visit and resumes
- * there later.
- *
- * This thread takes up to migrate_batch pages at a time, looks each folio
- * up again and revalidates it, isolates it and calls migrate_pages() once per target node.  It
- * holds back (defers) a batch when
- *  - the token bucket of promote_rate_limit_mbps is empty,
- *  - the target node has no zone above WMARK_HIGH + batch (kswapd, woken
- *    below WMARK_PROMO + batch, refills; see kmmscand_node_has_room()), or
- *  - the target node demoted at least as many pages as we promoted to it
- *    in the last second (promotion would only feed demotion: ping-pong).
+ * This thread takes up to migrate_batch pages at a time from the queue
+ * (mm/kmmscand_queue.c), looks each folio up again and revalidates it,
+ * isolates it and calls migrate_pages() once per target node and memcg.
+ * It holds a batch back while the rate limit or a guard of the target
+ * node says so (mm/kmmscand_throttle.c), and reports a target that
+ * promoted nothing for an mm (mm/kmmscand_target.c).
  */
 
 #define pr_fmt(fmt) "kmmscand: " fmt
@@ -31,7 +22,6 @@
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
-#include <linux/sort.h>
 #include <linux/swap.h>
 #include <linux/timekeeping.h>
 #include <linux/vmstat.h>
@@ -39,228 +29,19 @@
 
 #include "internal.h"
 #include "kmmscand_internal.h"
-#include "kmmscand_policy.h"
 
 #include <trace/events/kmmscand.h>
 
 /* Pause after a deferred batch, for kswapd or the demotion window. */
 #define KMMSCAND_DEFER_PAUSE	max_t(long, HZ / 10, 1)
 
-/* In-flight entry still to be processed (see struct kmmscand_cand.gone). */
-#define KMMSCAND_ALIVE		(-1)
-
 /* kmmscand_promote_group() verdicts besides enum kmmscand_throttle_reason. */
-#define KMMSCAND_GROUP_GO		(-1)	/* promote the group */
+#define KMMSCAND_GROUP_GO		KMMSCAND_THROTTLE_NONE	/* promote the group */
 #define KMMSCAND_GROUP_TARGET_GONE	(-2)	/* target left N_MEMORY/top tier */
-
-/**
- * struct kmmscand_cand - a queued promotion candidate
- * @pfn: the first page frame of the folio
- * @mapping: folio->mapping when it was queued (anon_vma or address_space)
- * @index: folio->index when it was queued
- * @mm: the mm it was found in; a key for purging, never dereferenced
- * @nid: the target node chosen by the scanner
- * @src: the node the folio was on when it was queued (for tracing)
- * @nr: pages in the folio when it was queued
- * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
- *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
- *
- * A candidate holds no reference on its folio: a queued page stays free to
- * be split, collapsed, merged by KSM, reused on a write fault, migrated or
- * freed.  The migrator looks the folio up again by @pfn and only takes it
- * if it is still the same folio: the same @mapping and @index (see
- * kmmscand_cand_folio()).
- */
-struct kmmscand_cand {
-	unsigned long pfn;
-	void *mapping;
-	pgoff_t index;
-	struct mm_struct *mm;
-	int nid;
-	int src;
-	unsigned int nr;
-	int gone;
-};
-
-/*
- * The ring of queued candidates and the batch in flight.  Both under
- * kmmscand_queue_lock; the batch contents other than @gone also belong to
- * the migrator, which holds kmmscand_batch_mutex while a batch is out.
- *
- * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
- * kmmscand_mm_lock (mm/kmmscand.c).
- */
-static struct kmmscand_cand *kmmscand_ring;
-static unsigned int kmmscand_ring_head;
-static unsigned int kmmscand_ring_len;
-static unsigned long kmmscand_ring_pages;
-static struct kmmscand_cand *kmmscand_batch;
-static unsigned int kmmscand_batch_len;
-/* ring + batch entries; read locklessly to skip purging an empty queue */
-static unsigned int kmmscand_nr_held;
-static DEFINE_SPINLOCK(kmmscand_queue_lock);
-/*
- * The PFNs held by the ring or the batch, so that a folio is queued once:
- * a folio shared by several mms, or found hot again while its batch was
- * deferred, is not queued (and looked up, and tried) twice.  Updated under
- * kmmscand_queue_lock; a failed insertion only allows a duplicate.
- */
-static DEFINE_XARRAY(kmmscand_queued);
-static DEFINE_MUTEX(kmmscand_batch_mutex);
 
 static struct task_struct *kmmscand_migrate_thread __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_migrate_wait);
 static bool kmmscand_migrate_kick;
-
-static struct kmmscand_bucket kmmscand_bucket;
-
-/* Per target node: promotions and demotions over the last second. */
-struct kmmscand_node_rate {
-	u64 window_start;
-	unsigned long promoted;		/* total pages promoted to the node */
-	unsigned long promoted_base;
-	unsigned long demoted_base;
-	unsigned long promoted_last;	/* in the last complete window */
-	unsigned long demoted_last;
-	unsigned long need_promo_until;	/* jiffies; see kmmscand_node_has_room() */
-};
-
-static struct kmmscand_node_rate *kmmscand_node_rate;
-
-static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
-{
-	return &kmmscand_ring[(kmmscand_ring_head + i) % KMMSCAND_QUEUE_LEN];
-}
-
-/**
- * kmmscand_queue_folio - offer a hot folio for promotion
- * @folio: the folio; the caller holds the PTL of a mapping of it
- * @mm: the mm it was found in (key only)
- * @nid: target node
- * @nr: pages in @folio
- *
- * Never blocks and takes no folio reference: the candidate is recorded by
- * PFN and identity (mapping, index) and looked up again at batch time.  A
- * folio that is already queued is not queued again.
- *
- * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
- *
- * Return: true if queued (now or before), false if the queue is full.
- */
-bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
-			  int nid, unsigned int nr)
-{
-	unsigned long pfn = folio_pfn(folio);
-	struct kmmscand_cand *e;
-
-	spin_lock(&kmmscand_queue_lock);
-	if (xa_load(&kmmscand_queued, pfn)) {
-		/* Already on its way: nothing to add. */
-		spin_unlock(&kmmscand_queue_lock);
-		return true;
-	}
-	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN) {
-		spin_unlock(&kmmscand_queue_lock);
-		return false;
-	}
-	xa_store(&kmmscand_queued, pfn, xa_mk_value(0), GFP_NOWAIT);
-	e = kmmscand_ring_at(kmmscand_ring_len);
-	e->pfn = pfn;
-	e->mapping = READ_ONCE(folio->mapping);
-	e->index = folio->index;
-	e->mm = mm;
-	e->nid = nid;
-	e->src = folio_nid(folio);
-	e->nr = nr;
-	e->gone = KMMSCAND_ALIVE;
-	kmmscand_ring_len++;
-	kmmscand_ring_pages += nr;
-	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
-	spin_unlock(&kmmscand_queue_lock);
-	return true;
-}
-
-/**
- * kmmscand_queue_purge - drop the queued candidates of an mm
- * @mm: the mm (key only), or NULL for all
- * @why: KMMSCAND_DROP_EXIT, _OPTOUT or _OFF
- *
- * Candidates already taken into a batch are marked so that the migrator
- * skips them.  For an opt-out, also waits until a batch in flight has
- * finished, so that no page of the mm is promoted after this returns.
- *
- * Context: process context; for an opt-out sleeps (kmmscand_batch_mutex).
- */
-void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
-{
-	unsigned int i, kept = 0, dropped = 0;
-
-	if (!READ_ONCE(kmmscand_nr_held))
-		goto wait;
-
-	spin_lock(&kmmscand_queue_lock);
-	for (i = 0; i < kmmscand_ring_len; i++) {
-		struct kmmscand_cand *e = kmmscand_ring_at(i);
-
-		if (mm && e->mm != mm) {
-			if (kept != i)
-				*kmmscand_ring_at(kept) = *e;
-			kept++;
-			continue;
-		}
-		kmmscand_ring_pages -= e->nr;
-		xa_erase(&kmmscand_queued, e->pfn);
-		trace_kmmscand_candidate_drop(e->pfn, e->src, why);
-		dropped++;
-	}
-	kmmscand_ring_len = kept;
-	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
-	/* The batch is sorted before it is published: indices are stable. */
-	for (i = 0; i < kmmscand_batch_len; i++)
-		if (!mm || kmmscand_batch[i].mm == mm)
-			WRITE_ONCE(kmmscand_batch[i].gone, why);
-	spin_unlock(&kmmscand_queue_lock);
-
-	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
-			KMMSCAND_FAIL_STALE, dropped);
-wait:
-	if (why == KMMSCAND_DROP_OPTOUT) {
-		mutex_lock(&kmmscand_batch_mutex);
-		mutex_unlock(&kmmscand_batch_mutex);
-	}
-}
-
-/* Put a deferred candidate back at the head of the ring, or drop it. */
-static void kmmscand_requeue(struct kmmscand_cand *e)
-{
-	bool kept = false;
-	int gone;
-
-	spin_lock(&kmmscand_queue_lock);
-	gone = e->gone;
-	if (gone == KMMSCAND_ALIVE &&
-	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
-		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
-				     KMMSCAND_QUEUE_LEN;
-		*kmmscand_ring_at(0) = *e;
-		kmmscand_ring_len++;
-		kmmscand_ring_pages += e->nr;
-		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
-		kept = true;
-	}
-	spin_unlock(&kmmscand_queue_lock);
-	/* The ring's copy keeps the PFN queued; this one is done. */
-	if (kept) {
-		e->pfn = 0;
-		return;
-	}
-	trace_kmmscand_candidate_drop(e->pfn, e->src, KMMSCAND_DROP_DEFER);
-	if (gone == KMMSCAND_ALIVE)
-		count_vm_event(KMMSCAND_CANDIDATE_DROP);
-	else
-		count_vm_event(gone == KMMSCAND_DROP_EXIT ?
-			       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
-}
 
 /**
  * kmmscand_migrate_wake - tell the migrator that there is work
@@ -293,124 +74,6 @@ static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
 		gfp &= ~__GFP_RECLAIM;
 	}
 	return __folio_alloc_node(gfp, order, nid);
-}
-
-/*
- * Watermark guard.
- *
- * The band between WMARK_HIGH and WMARK_PROMO of a top-tier node is what
- * promotion may use:
- *
- *  - if no zone of the node would stay above WMARK_PROMO after @nr more
- *    pages, ask kswapd to keep WMARK_PROMO free on this node for a while
- *    (kmmscand_promo_wmark_active()) and wake it on the highest zone;
- *  - if no zone would even stay above WMARK_HIGH, defer the batch.
- *
- * So kswapd's behaviour only changes on a node where promotion actually ran
- * short of room in the last KMMSCAND_PROMO_WMARK_HOLD_MS, not on every
- * node of every machine that has kmmscand enabled.
- *
- * "No zone" rather than "any zone" because kswapd itself calls a node
- * balanced when one zone meets the mark (pgdat_balanced()); waiting for
- * every zone, ZONE_DMA included, could defer for ever.  Deferring below
- * WMARK_PROMO + @nr instead, as a first version did, stalled promotion in
- * the VM: kswapd stops at WMARK_PROMO, so free memory sat a few hundred
- * pages above it, below WMARK_PROMO + a 512-page batch, and 326 batches
- * in a row were deferred while only 19 pages moved.
- */
-#define KMMSCAND_PROMO_WMARK_HOLD_MS	10000
-
-static bool kmmscand_node_has_room(int nid, unsigned long nr)
-{
-	pg_data_t *pgdat = NODE_DATA(nid);
-	bool above_promo = false, above_high = false;
-	struct zone *top = NULL;
-	int z;
-
-	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
-		struct zone *zone = pgdat->node_zones + z;
-
-		if (!managed_zone(zone))
-			continue;
-		if (!top)
-			top = zone;
-		if (zone_watermark_ok(zone, 0, promo_wmark_pages(zone) + nr,
-				      ZONE_MOVABLE, 0)) {
-			above_promo = true;
-			break;
-		}
-		if (zone_watermark_ok(zone, 0, high_wmark_pages(zone) + nr,
-				      ZONE_MOVABLE, 0))
-			above_high = true;
-	}
-	if (!above_promo && top) {
-		WRITE_ONCE(kmmscand_node_rate[nid].need_promo_until,
-			   jiffies + msecs_to_jiffies(KMMSCAND_PROMO_WMARK_HOLD_MS));
-		wakeup_kswapd(top, 0, 0, ZONE_MOVABLE);
-	}
-	return above_promo || above_high;
-}
-
-/**
- * kmmscand_promo_wmark_active - should kswapd reclaim a node up to WMARK_PROMO
- * @pgdat: the node kswapd balances
- *
- * True while kmmscand may promote and, in the last
- * KMMSCAND_PROMO_WMARK_HOLD_MS, found @pgdat without room for a batch above
- * WMARK_PROMO.  Then kswapd keeps the promotion band free on that node, as
- * it does for NUMA balancing's tiering mode; otherwise the migrator's
- * watermark guard could defer for ever.  Nodes promotion never ran short
- * on are balanced to WMARK_HIGH, exactly as without kmmscand.
- *
- * Context: any context (kswapd); lockless, never sleeps.
- *
- * Return: true if kswapd should balance @pgdat to WMARK_PROMO.
- */
-bool kmmscand_promo_wmark_active(struct pglist_data *pgdat)
-{
-	struct kmmscand_node_rate *r = READ_ONCE(kmmscand_node_rate);
-
-	if (!r || !READ_ONCE(kmmscand_enabled) ||
-	    !READ_ONCE(kmmscand_promote_rate_mbps))
-		return false;
-	return time_before(jiffies,
-			   READ_ONCE(r[pgdat->node_id].need_promo_until));
-}
-
-/* In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from. */
-static unsigned long kmmscand_node_demoted(int nid)
-{
-	pg_data_t *pgdat = NODE_DATA(nid);
-
-	return node_page_state(pgdat, PGDEMOTE_KSWAPD) +
-	       node_page_state(pgdat, PGDEMOTE_DIRECT) +
-	       node_page_state(pgdat, PGDEMOTE_KHUGEPAGED);
-}
-
-/*
- * Ping-pong guard: true if in the last complete one-second window the node
- * demoted at least as many pages as we promoted to it, both nonzero.
- */
-static bool kmmscand_node_pingpong(int nid, u64 now)
-{
-	struct kmmscand_node_rate *r = &kmmscand_node_rate[nid];
-
-	if (now - r->window_start >= NSEC_PER_SEC) {
-		unsigned long demoted = kmmscand_node_demoted(nid);
-
-		r->demoted_last = demoted - r->demoted_base;
-		r->promoted_last = r->promoted - r->promoted_base;
-		/* An old window says nothing about the last second. */
-		if (now - r->window_start >= 2 * NSEC_PER_SEC) {
-			r->demoted_last = 0;
-			r->promoted_last = 0;
-		}
-		r->demoted_base = demoted;
-		r->promoted_base = r->promoted;
-		r->window_start = now;
-	}
-	return r->demoted_last && r->promoted_last &&
-	       r->demoted_last >= r->promoted_last;
 }
 
 /*
@@ -483,17 +146,6 @@ static bool kmmscand_still_eligible(struct folio *folio, int target)
 	return node_state(target, N_MEMORY) && node_is_toptier(target);
 }
 
-static int kmmscand_cand_cmp(const void *a, const void *b)
-{
-	const struct kmmscand_cand *x = a, *y = b;
-
-	if (x->nid != y->nid)
-		return x->nid < y->nid ? -1 : 1;
-	if (x->mm != y->mm)
-		return (unsigned long)x->mm < (unsigned long)y->mm ? -1 : 1;
-	return 0;
-}
-
 /*
  * Migrate the isolated folios on @folios, all charged to @memcg (NULL
  * without memcg), to @nid.  Counts the promotions in kmmscand's events and
@@ -548,10 +200,8 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 
 	if (!node_state(nid, N_MEMORY) || !node_is_toptier(nid))
 		reason = KMMSCAND_GROUP_TARGET_GONE;	/* all stale below */
-	else if (!kmmscand_node_has_room(nid, pages))
-		reason = KMMSCAND_THROTTLE_WATERMARK;
-	else if (kmmscand_node_pingpong(nid, now))
-		reason = KMMSCAND_THROTTLE_DEMOTION;
+	else
+		reason = kmmscand_node_throttle(nid, pages, now);
 
 	if (reason >= 0) {
 		count_vm_event(reason == KMMSCAND_THROTTLE_WATERMARK ?
@@ -612,7 +262,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
 	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
 	count_vm_events(KMMSCAND_FAIL_MIGRATE, failed);
-	kmmscand_node_rate[nid].promoted += nr_succeeded;
+	kmmscand_node_promoted(nid, nr_succeeded);
 	trace_kmmscand_migrate_batch(isolated, nr_succeeded, failed, nid,
 				     MR_KMMSCAND);
 
@@ -654,8 +304,9 @@ static long kmmscand_migrate_once(void)
 {
 	unsigned int rate = READ_ONCE(kmmscand_promote_rate_mbps);
 	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
-	unsigned long want, pulled = 0, deferred = 0;
-	unsigned int i, n = 0;
+	unsigned long want, pulled, deferred = 0;
+	unsigned int i, n;
+	long wait;
 	u64 now;
 
 	if (!READ_ONCE(kmmscand_enabled) || !rate) {
@@ -663,53 +314,19 @@ static long kmmscand_migrate_once(void)
 		return MAX_SCHEDULE_TIMEOUT;
 	}
 
-	spin_lock(&kmmscand_queue_lock);
-	if (!kmmscand_ring_len) {
-		spin_unlock(&kmmscand_queue_lock);
+	want = kmmscand_queue_want(batch);
+	if (!want)
 		return MAX_SCHEDULE_TIMEOUT;
-	}
-	/* A batch holds at least one folio, even a THP larger than batch. */
-	want = min_t(unsigned long, kmmscand_ring_pages,
-		     max_t(unsigned long, batch, kmmscand_ring_at(0)->nr));
-	spin_unlock(&kmmscand_queue_lock);
 
 	now = ktime_get_ns();
-	kmmscand_bucket_refill(&kmmscand_bucket, now, rate,
-			       max_t(unsigned int, batch, 1U << PMD_ORDER));
-	if (!kmmscand_bucket_take(&kmmscand_bucket, want)) {
-		u64 ns = kmmscand_bucket_wait_ns(&kmmscand_bucket, want, rate);
+	wait = kmmscand_rate_take(now, rate, batch, want);
+	if (wait)
+		return wait;
 
-		count_vm_event(KMMSCAND_DEFER_RATELIMIT);
-		trace_kmmscand_throttle(KMMSCAND_THROTTLE_RATELIMIT,
-					NUMA_NO_NODE, want);
-		return max_t(long, nsecs_to_jiffies(ns), 1);
-	}
-
-	mutex_lock(&kmmscand_batch_mutex);
-	spin_lock(&kmmscand_queue_lock);
-	while (kmmscand_ring_len && n < KMMSCAND_BATCH_MAX) {
-		struct kmmscand_cand *e = kmmscand_ring_at(0);
-
-		if (n && pulled + e->nr > want)
-			break;
-		kmmscand_batch[n++] = *e;
-		pulled += e->nr;
-		kmmscand_ring_pages -= e->nr;
-		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
-		kmmscand_ring_len--;
-	}
-	/*
-	 * Sort before publishing the batch: kmmscand_queue_purge() marks
-	 * batch entries by index under this lock.
-	 */
-	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
-	     NULL);
-	kmmscand_batch_len = n;
-	spin_unlock(&kmmscand_queue_lock);
-
+	n = kmmscand_batch_get(want, &pulled);
 	/* Unused tokens go back (the queue may have shrunk meanwhile). */
 	if (pulled < want)
-		kmmscand_bucket.tokens += want - pulled;
+		kmmscand_rate_return(want - pulled);
 
 	/* Folios faulted in on this CPU may still wait to enter the LRU. */
 	lru_add_drain();
@@ -724,18 +341,10 @@ static long kmmscand_migrate_once(void)
 		cond_resched();
 	}
 
-	spin_lock(&kmmscand_queue_lock);
-	/* Done with these folios (migrated, put back or dropped). */
-	for (i = 0; i < n; i++)
-		if (kmmscand_batch[i].pfn)
-			xa_erase(&kmmscand_queued, kmmscand_batch[i].pfn);
-	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
-	kmmscand_batch_len = 0;
-	spin_unlock(&kmmscand_queue_lock);
-	mutex_unlock(&kmmscand_batch_mutex);
+	kmmscand_batch_put(n);
 
 	if (deferred) {
-		kmmscand_bucket.tokens += deferred;
+		kmmscand_rate_return(deferred);
 		/* Let kswapd or the demotion window make progress. */
 		return KMMSCAND_DEFER_PAUSE;
 	}
@@ -747,7 +356,7 @@ static bool kmmscand_migrate_idle;
 static bool kmmscand_migrate_wake_cond(void)
 {
 	return kthread_should_stop() || READ_ONCE(kmmscand_migrate_kick) ||
-	       (kmmscand_migrate_idle && READ_ONCE(kmmscand_nr_held));
+	       (kmmscand_migrate_idle && kmmscand_queue_held());
 }
 
 static int kmmscand_migrate(void *unused)
@@ -771,20 +380,6 @@ static int kmmscand_migrate(void *unused)
 	return 0;
 }
 
-/* Free what kmmscand_migrate_init() allocated (kvfree() copes with NULL). */
-static void __init kmmscand_migrate_free(void)
-{
-	struct kmmscand_node_rate *r = kmmscand_node_rate;
-
-	kvfree(kmmscand_ring);
-	kmmscand_ring = NULL;
-	kvfree(kmmscand_batch);
-	kmmscand_batch = NULL;
-	/* kswapd reads it locklessly (kmmscand_promo_wmark_active()). */
-	WRITE_ONCE(kmmscand_node_rate, NULL);
-	kfree(r);
-}
-
 /**
  * kmmscand_migrate_init - allocate the queue and start the migrator thread
  *
@@ -797,23 +392,23 @@ static void __init kmmscand_migrate_free(void)
 int __init kmmscand_migrate_init(void)
 {
 	struct task_struct *t;
+	int err;
 
-	kmmscand_ring = kvcalloc(KMMSCAND_QUEUE_LEN, sizeof(*kmmscand_ring),
-				 GFP_KERNEL);
-	kmmscand_batch = kvcalloc(KMMSCAND_BATCH_MAX, sizeof(*kmmscand_batch),
-				  GFP_KERNEL);
-	kmmscand_node_rate = kcalloc(nr_node_ids, sizeof(*kmmscand_node_rate),
-				     GFP_KERNEL);
-	if (!kmmscand_ring || !kmmscand_batch || !kmmscand_node_rate) {
-		kmmscand_migrate_free();
-		return -ENOMEM;
+	err = kmmscand_queue_init();
+	if (err)
+		return err;
+	err = kmmscand_throttle_init();
+	if (err) {
+		kmmscand_queue_free();
+		return err;
 	}
 
 	t = kthread_run(kmmscand_migrate, NULL, "kmmscand_migrate");
 	if (IS_ERR(t)) {
 		pr_err("failed to start the migration thread: %ld\n",
 		       PTR_ERR(t));
-		kmmscand_migrate_free();
+		kmmscand_throttle_free();
+		kmmscand_queue_free();
 		return PTR_ERR(t);
 	}
 	kmmscand_migrate_thread = t;
@@ -835,5 +430,6 @@ void __init kmmscand_migrate_exit(void)
 		kthread_stop(kmmscand_migrate_thread);
 		kmmscand_migrate_thread = NULL;
 	}
-	kmmscand_migrate_free();
+	kmmscand_throttle_free();
+	kmmscand_queue_free();
 }

@@ -2,8 +2,8 @@
 /*
  * kmmscand policy: pure functions, no locks, no global state.
  *
- * Everything that decides "how often", "how much", "is it hot", "how fast"
- * and "where to" lives here so that it can be unit tested (see
+ * Everything that decides "how often", "how much", "is it hot", "how fast",
+ * "where to" and "may it move at all" lives here so that it can be unit tested (see
  * mm/tests/kmmscand-kunit.h) without a page table in sight.
  */
 #ifndef _MM_KMMSCAND_POLICY_H
@@ -12,6 +12,7 @@
 #include <linux/bitops.h>
 #include <linux/limits.h>
 #include <linux/math64.h>
+#include <linux/mempolicy.h>
 #include <linux/minmax.h>
 #include <linux/nodemask.h>
 #include <linux/numa.h>
@@ -353,6 +354,40 @@ static inline int kmmscand_choose_target(const unsigned long *footprint,
 		}
 	}
 	return best;
+}
+
+/**
+ * kmmscand_policy_moves - may the pages under a memory policy be promoted?
+ * @pol: a VMA's or a task's memory policy, NULL for the default policy
+ *
+ * Memory policies follow NUMA balancing's rule (vma_policy_mof()): pages
+ * under an explicit policy stay where the policy put them unless the
+ * policy asks to be optimised (MPOL_F_MOF, set by MPOL_F_NUMA_BALANCING
+ * on MPOL_BIND and MPOL_PREFERRED_MANY).  The default policy and the
+ * per-node preferred policies carry MPOL_F_MOF.
+ *
+ * Return: true if the pages may move.
+ */
+static inline bool kmmscand_policy_moves(const struct mempolicy *pol)
+{
+	return !pol || (pol->flags & MPOL_F_MOF);
+}
+
+/**
+ * kmmscand_policy_nodes - keep a node mask within a memory policy's nodes
+ * @pol: a memory policy that may move (kmmscand_policy_moves()), or NULL
+ * @nodes: the nodes allowed so far, narrowed in place
+ *
+ * A policy that may move keeps its pages within its nodes: MPOL_BIND and
+ * MPOL_PREFERRED_MANY narrow @nodes to their node set, the others leave
+ * it alone.
+ */
+static inline void kmmscand_policy_nodes(const struct mempolicy *pol,
+					 nodemask_t *nodes)
+{
+	if (pol && (pol->mode == MPOL_BIND ||
+		    pol->mode == MPOL_PREFERRED_MANY))
+		nodes_and(*nodes, *nodes, pol->nodes);
 }
 
 #endif /* _MM_KMMSCAND_POLICY_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KUnit tests for the kmmscand policy helpers (mm/kmmscand_policy.h) and
- * for the parts of mm/kmmscand.c that need no mm: the history store and
- * its bound, the memory policy rule, the top-tier span lookup.
- * Included at the end of mm/kmmscand.c, DAMON style.
+ * for the parts of the scanner that need no mm: the history store and its
+ * bound, the memory policy rule, the top-tier span lookup.
+ * Included at the end of mm/kmmscand_history.c, DAMON style.
  */
 #ifdef CONFIG_KMMSCAND_KUNIT_TEST
 

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand_mm: the registry of the mms that kmmscand scans.
+ *
+ * Every user mm is registered at fork and exec (khugepaged style: struct
+ * mm_slot hash + list under one spinlock) unless its process opted out,
+ * and leaves the registry in __mmput(), or when the scanner finds it gone
+ * (kmmscand_collect()).  Either way its queued promotion candidates are
+ * dropped.  Nothing is registered before kmmscand_init() succeeded, nor on
+ * a machine without a slow tier.
+ *
+ * The tunables are defined here too: the registry is the first to read
+ * them (a new mm's scan period and budget).  Their sysfs files are in
+ * mm/kmmscand_sysfs.c.
+ */
+
+#include <linux/kmmscand.h>
+#include <linux/kthread.h>
+#include <linux/memory-tiers.h>
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "mm_slot.h"
+#include "kmmscand_internal.h"
+
+#include <trace/events/kmmscand.h>
+
+/* Scan period of a new mm, before the first adaptation (ms). */
+#define KMMSCAND_PERIOD_INIT_MS		2000
+
+#define KMMSCAND_HASH_BITS		10
+
+/* Tunables: see Documentation/admin-guide/mm/kmmscand.rst. */
+bool kmmscand_enabled __read_mostly = true;
+unsigned int kmmscand_scan_period_min_ms __read_mostly = 500;
+unsigned int kmmscand_scan_period_max_ms __read_mostly = 5000;
+unsigned int kmmscand_scan_size __read_mostly = 65536;
+unsigned int kmmscand_hot_history __read_mostly = 2;
+unsigned int kmmscand_hot_threshold __read_mostly = 2;
+bool kmmscand_pmd_skip __read_mostly = true;
+bool kmmscand_tlb_flush __read_mostly;
+unsigned int kmmscand_migrate_batch __read_mostly = 512;
+unsigned int kmmscand_promote_rate_mbps __read_mostly = 256;
+int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
+
+struct kmmscand_scan kmmscand_scan = {
+	.mm_head = LIST_HEAD_INIT(kmmscand_scan.mm_head),
+};
+
+DEFINE_SPINLOCK(kmmscand_mm_lock);
+static DEFINE_READ_MOSTLY_HASHTABLE(kmmscand_slots_hash, KMMSCAND_HASH_BITS);
+static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
+/* Set once kmmscand_init() succeeded; until then no mm is registered. */
+static bool kmmscand_ready __read_mostly;
+
+DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
+
+static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
+{
+	xa_destroy(&ms->history);
+	xa_destroy(&ms->slow_tables);
+	kfree(ms->footprint);
+	mm_slot_free(kmmscand_slot_cache, ms);
+}
+
+/**
+ * kmmscand_have_slow_tier - is there anything to promote at all?
+ *
+ * Context: any; node states may change right after.
+ *
+ * Return: true if a node with memory is below the top tier.
+ */
+bool kmmscand_have_slow_tier(void)
+{
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY)
+		if (!node_is_toptier(nid))
+			return true;
+	return false;
+}
+
+/**
+ * __kmmscand_enter - register an mm with kmmscand
+ * @mm: a new user mm (from fork or exec), or current->mm opting back in
+ *
+ * Takes a reference on the mm_struct (mmgrab) that is dropped when the
+ * slot is freed.  Allocation failure only means the mm is not scanned.
+ * On a machine without a slow tier nothing is registered, so fork, exec
+ * and exit cost nothing more than without kmmscand; should a slow tier
+ * come online later, the scanner registers the mms that exist then
+ * (kmmscand_register_all()).
+ *
+ * Context: process context; may sleep (GFP_KERNEL allocation).
+ */
+void __kmmscand_enter(struct mm_struct *mm)
+{
+	struct kmmscand_mm_slot *ms;
+	struct mm_slot *slot;
+	unsigned int period, pmin;
+	bool wakeup;
+
+	if (!READ_ONCE(kmmscand_ready) || !kmmscand_have_slow_tier() ||
+	    test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
+		return;
+
+	ms = mm_slot_alloc(kmmscand_slot_cache);
+	if (!ms) {
+		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+		return;
+	}
+	xa_init(&ms->history);
+	xa_init(&ms->slow_tables);
+	pmin = READ_ONCE(kmmscand_scan_period_min_ms);
+	period = clamp(KMMSCAND_PERIOD_INIT_MS, pmin,
+		       READ_ONCE(kmmscand_scan_period_max_ms));
+	ms->period_ms = period;
+	ms->budget = READ_ONCE(kmmscand_scan_size);
+	/*
+	 * The first pass only clears Accessed bits, the second can find hot
+	 * pages: start after the shortest period, which also lets
+	 * short-lived tasks go away unscanned.
+	 */
+	ms->next_scan = jiffies + msecs_to_jiffies(pmin);
+	ms->next_full = ms->next_scan;
+	ms->backoff_nid = NUMA_NO_NODE;
+
+	slot = &ms->slot;
+	spin_lock(&kmmscand_mm_lock);
+	mm_slot_insert(kmmscand_slots_hash, mm, slot);
+	ms->round = kmmscand_scan.round;
+	wakeup = list_empty(&kmmscand_scan.mm_head);
+	list_add_tail(&slot->mm_node, &kmmscand_scan.mm_head);
+	spin_unlock(&kmmscand_mm_lock);
+
+	mmgrab(mm);
+	trace_kmmscand_mm_enter(mm);
+	if (wakeup)
+		wake_up_interruptible(&kmmscand_wait);
+}
+
+/**
+ * __kmmscand_exit - unregister an mm whose last user is gone
+ * @mm: the mm, from __mmput() before exit_mmap()
+ *
+ * Drops the mm's queued candidates.  If the scanner is positioned on this
+ * mm's slot, the slot is left for the scanner to free (kmmscand_release()):
+ * it cannot be walking the page tables, because it only does so holding an
+ * mm_users reference (mmget_not_zero()), and mm_users is already 0 here.
+ * Whoever takes the slot out of the registry traces kmmscand_mm_exit, so
+ * every registration is matched by exactly one such event.
+ *
+ * Context: process context; may sleep (kmmscand_queue_purge()).
+ */
+void __kmmscand_exit(struct mm_struct *mm)
+{
+	struct kmmscand_mm_slot *ms = NULL;
+	struct mm_slot *slot;
+	bool free = false;
+
+	spin_lock(&kmmscand_mm_lock);
+	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
+	if (slot) {
+		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+		if (kmmscand_scan.mm_slot != ms) {
+			hash_del(&slot->hash);
+			list_del(&slot->mm_node);
+			free = true;
+		}
+	}
+	spin_unlock(&kmmscand_mm_lock);
+
+	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
+
+	if (free) {
+		trace_kmmscand_mm_exit(mm);
+		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+		kmmscand_slot_free(ms);
+		mmdrop(mm);
+	}
+}
+
+/**
+ * kmmscand_slot_lookup - the registry slot of an mm
+ * @mm: the mm, used only as a key
+ *
+ * Context: the caller holds kmmscand_mm_lock.
+ *
+ * Return: the slot, or NULL if @mm is not registered.
+ */
+struct kmmscand_mm_slot *kmmscand_slot_lookup(struct mm_struct *mm)
+{
+	struct mm_slot *slot;
+
+	lockdep_assert_held(&kmmscand_mm_lock);
+	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
+	if (!slot)
+		return NULL;
+	return mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+}
+
+/**
+ * kmmscand_collect - take a slot out of the registry if its mm is gone
+ * @ms: the slot the scanner is on
+ *
+ * Context: the scanner thread, holding kmmscand_mm_lock.
+ *
+ * Return: true if taken out; the caller then frees it with
+ * kmmscand_release() after dropping the lock.
+ */
+bool kmmscand_collect(struct kmmscand_mm_slot *ms)
+{
+	lockdep_assert_held(&kmmscand_mm_lock);
+
+	if (atomic_read(&ms->slot.mm->mm_users))
+		return false;
+	hash_del(&ms->slot.hash);
+	list_del(&ms->slot.mm_node);
+	return true;
+}
+
+/**
+ * kmmscand_release - free a slot taken out of the registry
+ * @ms: a slot kmmscand_collect() took out
+ *
+ * Its mm may not have reached __kmmscand_exit() yet, and will find it
+ * unregistered: drop its candidates and trace the exit here.
+ *
+ * Context: process context; may sleep (kmmscand_queue_purge()).
+ */
+void kmmscand_release(struct kmmscand_mm_slot *ms)
+{
+	struct mm_struct *mm = ms->slot.mm;
+
+	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
+	trace_kmmscand_mm_exit(mm);
+	clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+	kmmscand_slot_free(ms);
+	mmdrop(mm);
+}
+
+/**
+ * kmmscand_register_all - register the mms that exist now
+ *
+ * A slow tier came online after processes were created unregistered:
+ * register every user mm that is neither registered nor opted out, a few
+ * at a time (registration allocates, which the RCU walk of the task list
+ * cannot do).
+ *
+ * Context: the scanner thread; sleeps.
+ */
+void kmmscand_register_all(void)
+{
+	struct mm_struct *batch[16];
+	unsigned int i, n, done;
+	struct task_struct *p;
+
+	do {
+		n = 0;
+		rcu_read_lock();
+		for_each_process(p) {
+			struct mm_struct *mm;
+
+			if (p->flags & PF_KTHREAD)
+				continue;
+			task_lock(p);
+			mm = p->mm;
+			if (mm && !test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
+			    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
+			    mmget_not_zero(mm))
+				batch[n++] = mm;
+			task_unlock(p);
+			if (n == ARRAY_SIZE(batch))
+				break;
+		}
+		rcu_read_unlock();
+		for (i = 0, done = 0; i < n; i++) {
+			__kmmscand_enter(batch[i]);
+			done += test_bit(MMF_VM_KMMSCAND, &batch[i]->flags);
+			mmput_async(batch[i]);
+		}
+		cond_resched();
+		/* Stop when out of memory rather than retry the same mms. */
+	} while (n == ARRAY_SIZE(batch) && done && !kthread_should_stop());
+}
+
+/**
+ * kmmscand_prctl_set - PR_SET_KMMSCAND for the calling process's mm
+ * @mm: current->mm
+ * @on: 1 to be scanned (the default), 0 to opt out
+ *
+ * The state lives in MMF_KMMSCAND_OFF, which is in MMF_INIT_MASK: it is
+ * inherited over fork and kept over exec.  Opting out waits for a visit of
+ * the scanner in progress (mmap_lock), drops the mm's queued candidates and
+ * waits for a promotion batch in flight.
+ *
+ * Context: process context, from prctl(); sleeps (mmap_lock, batch mutex).
+ *
+ * Return: 0, or -EINTR if a fatal signal interrupted the wait for mmap_lock.
+ */
+int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on)
+{
+	if (mmap_write_lock_killable(mm))
+		return -EINTR;
+	if (on)
+		clear_bit(MMF_KMMSCAND_OFF, &mm->flags);
+	else
+		set_bit(MMF_KMMSCAND_OFF, &mm->flags);
+	mmap_write_unlock(mm);
+
+	if (on)
+		__kmmscand_enter(mm);	/* no-op if still registered */
+	else
+		kmmscand_queue_purge(mm, KMMSCAND_DROP_OPTOUT);
+	return 0;
+}
+
+/**
+ * kmmscand_registry_init - create the cache of registry slots
+ *
+ * Context: process context, at boot; sleeps.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int __init kmmscand_registry_init(void)
+{
+	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
+	return kmmscand_slot_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * kmmscand_registry_free - undo kmmscand_registry_init()
+ *
+ * Context: process context, at boot, before kmmscand_registry_open().
+ */
+void __init kmmscand_registry_free(void)
+{
+	kmem_cache_destroy(kmmscand_slot_cache);
+	kmmscand_slot_cache = NULL;
+}
+
+/**
+ * kmmscand_registry_open - let mms register from now on
+ *
+ * Context: process context, at boot, once kmmscand is up.
+ */
+void __init kmmscand_registry_open(void)
+{
+	WRITE_ONCE(kmmscand_ready, true);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand_queue: the promotion candidates on their way from the scanner to
+ * the migration thread.
+ *
+ * The scanner hands candidates over through a bounded ring: the PFN of a
+ * folio and what identifies it (mapping and index), the mm it was found in
+ * (an opaque key for purging, never dereferenced here), the target node
+ * and its size.  A queued candidate holds no folio reference.  The scanner
+ * never blocks: when the ring is full it stops its visit and resumes there
+ * later.
+ *
+ * The migration thread takes a batch of candidates out of the ring at a
+ * time (kmmscand_batch_get()), puts back the ones it defers
+ * (kmmscand_requeue()) and releases the batch (kmmscand_batch_put()).  An
+ * mm that exits or opts out meanwhile has its candidates dropped from the
+ * ring and marked in the batch (kmmscand_queue_purge()).
+ */
+
+#include <linux/kmmscand.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/spinlock.h>
+#include <linux/vmstat.h>
+#include <linux/xarray.h>
+
+#include "kmmscand_internal.h"
+
+#include <trace/events/kmmscand.h>
+
+/*
+ * The ring of queued candidates and the batch in flight.  Both under
+ * kmmscand_queue_lock; the batch contents other than @gone also belong to
+ * the migrator, which holds kmmscand_batch_mutex while a batch is out.
+ *
+ * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
+ * kmmscand_mm_lock (mm/kmmscand_mm.c).
+ */
+static struct kmmscand_cand *kmmscand_ring;
+static unsigned int kmmscand_ring_head;
+static unsigned int kmmscand_ring_len;
+static unsigned long kmmscand_ring_pages;
+struct kmmscand_cand *kmmscand_batch;
+static unsigned int kmmscand_batch_len;
+/* ring + batch entries; read locklessly to skip purging an empty queue */
+static unsigned int kmmscand_nr_held;
+DEFINE_SPINLOCK(kmmscand_queue_lock);
+/*
+ * The PFNs held by the ring or the batch, so that a folio is queued once:
+ * a folio shared by several mms, or found hot again while its batch was
+ * deferred, is not queued (and looked up, and tried) twice.  Updated under
+ * kmmscand_queue_lock; a failed insertion only allows a duplicate.
+ */
+static DEFINE_XARRAY(kmmscand_queued);
+static DEFINE_MUTEX(kmmscand_batch_mutex);
+
+static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
+{
+	return &kmmscand_ring[(kmmscand_ring_head + i) % KMMSCAND_QUEUE_LEN];
+}
+
+/**
+ * kmmscand_queue_folio - offer a hot folio for promotion
+ * @folio: the folio; the caller holds the PTL of a mapping of it
+ * @mm: the mm it was found in (key only)
+ * @nid: target node
+ * @nr: pages in @folio
+ *
+ * Never blocks and takes no folio reference: the candidate is recorded by
+ * PFN and identity (mapping, index) and looked up again at batch time.  A
+ * folio that is already queued is not queued again.
+ *
+ * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
+ *
+ * Return: true if queued (now or before), false if the queue is full.
+ */
+bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
+			  int nid, unsigned int nr)
+{
+	unsigned long pfn = folio_pfn(folio);
+	struct kmmscand_cand *e;
+
+	spin_lock(&kmmscand_queue_lock);
+	if (xa_load(&kmmscand_queued, pfn)) {
+		/* Already on its way: nothing to add. */
+		spin_unlock(&kmmscand_queue_lock);
+		return true;
+	}
+	if (kmmscand_ring_len >= KMMSCAND_QUEUE_LEN) {
+		spin_unlock(&kmmscand_queue_lock);
+		return false;
+	}
+	xa_store(&kmmscand_queued, pfn, xa_mk_value(0), GFP_NOWAIT);
+	e = kmmscand_ring_at(kmmscand_ring_len);
+	e->pfn = pfn;
+	e->mapping = READ_ONCE(folio->mapping);
+	e->index = folio->index;
+	e->mm = mm;
+	e->nid = nid;
+	e->src = folio_nid(folio);
+	e->nr = nr;
+	e->gone = KMMSCAND_ALIVE;
+	kmmscand_ring_len++;
+	kmmscand_ring_pages += nr;
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
+	spin_unlock(&kmmscand_queue_lock);
+	return true;
+}
+
+/**
+ * kmmscand_queue_purge - drop the queued candidates of an mm
+ * @mm: the mm (key only), or NULL for all
+ * @why: KMMSCAND_DROP_EXIT, _OPTOUT or _OFF
+ *
+ * Candidates already taken into a batch are marked so that the migrator
+ * skips them.  For an opt-out, also waits until a batch in flight has
+ * finished, so that no page of the mm is promoted after this returns.
+ *
+ * Context: process context; for an opt-out sleeps (kmmscand_batch_mutex).
+ */
+void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
+{
+	unsigned int i, kept = 0, dropped = 0;
+
+	if (!READ_ONCE(kmmscand_nr_held))
+		goto wait;
+
+	spin_lock(&kmmscand_queue_lock);
+	for (i = 0; i < kmmscand_ring_len; i++) {
+		struct kmmscand_cand *e = kmmscand_ring_at(i);
+
+		if (mm && e->mm != mm) {
+			if (kept != i)
+				*kmmscand_ring_at(kept) = *e;
+			kept++;
+			continue;
+		}
+		kmmscand_ring_pages -= e->nr;
+		xa_erase(&kmmscand_queued, e->pfn);
+		trace_kmmscand_candidate_drop(e->pfn, e->src, why);
+		dropped++;
+	}
+	kmmscand_ring_len = kept;
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
+	/* The batch is sorted before it is published: indices are stable. */
+	for (i = 0; i < kmmscand_batch_len; i++)
+		if (!mm || kmmscand_batch[i].mm == mm)
+			WRITE_ONCE(kmmscand_batch[i].gone, why);
+	spin_unlock(&kmmscand_queue_lock);
+
+	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
+			KMMSCAND_FAIL_STALE, dropped);
+wait:
+	if (why == KMMSCAND_DROP_OPTOUT) {
+		mutex_lock(&kmmscand_batch_mutex);
+		mutex_unlock(&kmmscand_batch_mutex);
+	}
+}
+
+/**
+ * kmmscand_requeue - put a deferred candidate back at the head of the ring
+ * @e: an entry of the batch in flight
+ *
+ * A candidate of an mm that was purged meanwhile, or one that finds the
+ * ring full, is dropped instead.
+ *
+ * Context: the migration thread, holding the batch; takes
+ * kmmscand_queue_lock.
+ */
+void kmmscand_requeue(struct kmmscand_cand *e)
+{
+	bool kept = false;
+	int gone;
+
+	spin_lock(&kmmscand_queue_lock);
+	gone = e->gone;
+	if (gone == KMMSCAND_ALIVE &&
+	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
+		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
+				     KMMSCAND_QUEUE_LEN;
+		*kmmscand_ring_at(0) = *e;
+		kmmscand_ring_len++;
+		kmmscand_ring_pages += e->nr;
+		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
+		kept = true;
+	}
+	spin_unlock(&kmmscand_queue_lock);
+	/* The ring's copy keeps the PFN queued; this one is done. */
+	if (kept) {
+		e->pfn = 0;
+		return;
+	}
+	trace_kmmscand_candidate_drop(e->pfn, e->src, KMMSCAND_DROP_DEFER);
+	if (gone == KMMSCAND_ALIVE)
+		count_vm_event(KMMSCAND_CANDIDATE_DROP);
+	else
+		count_vm_event(gone == KMMSCAND_DROP_EXIT ?
+			       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
+}
+
+/**
+ * kmmscand_queue_held - candidates in the ring and the batch in flight
+ *
+ * Context: any; a lockless snapshot.
+ *
+ * Return: the number of candidates held.
+ */
+unsigned int kmmscand_queue_held(void)
+{
+	return READ_ONCE(kmmscand_nr_held);
+}
+
+/**
+ * kmmscand_queue_want - pages the next batch takes out of the ring
+ * @batch: the migrate_batch tunable
+ *
+ * A batch holds at least one folio, even a THP larger than @batch.
+ *
+ * Context: takes kmmscand_queue_lock.
+ *
+ * Return: the pages wanted, 0 if the ring is empty.
+ */
+unsigned long kmmscand_queue_want(unsigned int batch)
+{
+	unsigned long want = 0;
+
+	spin_lock(&kmmscand_queue_lock);
+	if (kmmscand_ring_len)
+		want = min_t(unsigned long, kmmscand_ring_pages,
+			     max_t(unsigned long, batch,
+				   kmmscand_ring_at(0)->nr));
+	spin_unlock(&kmmscand_queue_lock);
+	return want;
+}
+
+static int kmmscand_cand_cmp(const void *a, const void *b)
+{
+	const struct kmmscand_cand *x = a, *y = b;
+
+	if (x->nid != y->nid)
+		return x->nid < y->nid ? -1 : 1;
+	if (x->mm != y->mm)
+		return (unsigned long)x->mm < (unsigned long)y->mm ? -1 : 1;
+	return 0;
+}
+
+/**
+ * kmmscand_batch_get - take the next batch out of the ring
+ * @want: pages wanted (kmmscand_queue_want())
+ * @pulled: set to the pages taken, which may be less
+ *
+ * Moves candidates from the head of the ring into kmmscand_batch, up to
+ * @want pages but at least one candidate, and sorts them by target node
+ * and mm.
+ *
+ * Context: the migration thread; sleeps.  Returns holding
+ * kmmscand_batch_mutex, which kmmscand_batch_put() releases.
+ *
+ * Return: the number of candidates in kmmscand_batch.
+ */
+unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled)
+{
+	unsigned int n = 0;
+
+	*pulled = 0;
+	mutex_lock(&kmmscand_batch_mutex);
+	spin_lock(&kmmscand_queue_lock);
+	while (kmmscand_ring_len && n < KMMSCAND_BATCH_MAX) {
+		struct kmmscand_cand *e = kmmscand_ring_at(0);
+
+		if (n && *pulled + e->nr > want)
+			break;
+		kmmscand_batch[n++] = *e;
+		*pulled += e->nr;
+		kmmscand_ring_pages -= e->nr;
+		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
+		kmmscand_ring_len--;
+	}
+	/*
+	 * Sort before publishing the batch: kmmscand_queue_purge() marks
+	 * batch entries by index under this lock.
+	 */
+	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
+	     NULL);
+	kmmscand_batch_len = n;
+	spin_unlock(&kmmscand_queue_lock);
+	return n;
+}
+
+/**
+ * kmmscand_batch_put - release the batch taken by kmmscand_batch_get()
+ * @n: the number of candidates it held
+ *
+ * The PFNs of the batch can be queued again: whatever happened to them
+ * (migrated, put back to the ring or dropped), the batch is done with them.
+ *
+ * Context: the migration thread, holding kmmscand_batch_mutex, which is
+ * released.
+ */
+void kmmscand_batch_put(unsigned int n)
+{
+	unsigned int i;
+
+	spin_lock(&kmmscand_queue_lock);
+	/* Done with these folios (migrated, put back or dropped). */
+	for (i = 0; i < n; i++)
+		if (kmmscand_batch[i].pfn)
+			xa_erase(&kmmscand_queued, kmmscand_batch[i].pfn);
+	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
+	kmmscand_batch_len = 0;
+	spin_unlock(&kmmscand_queue_lock);
+	mutex_unlock(&kmmscand_batch_mutex);
+}
+
+/**
+ * kmmscand_queue_free - free what kmmscand_queue_init() allocated
+ *
+ * Context: process context, at boot; the queue is empty and unused.
+ */
+void __init kmmscand_queue_free(void)
+{
+	kvfree(kmmscand_ring);
+	kmmscand_ring = NULL;
+	kvfree(kmmscand_batch);
+	kmmscand_batch = NULL;
+}
+
+/**
+ * kmmscand_queue_init - allocate the ring and the batch
+ *
+ * Context: process context, at boot; sleeps.
+ *
+ * Return: 0 or -ENOMEM, with nothing left allocated.
+ */
+int __init kmmscand_queue_init(void)
+{
+	kmmscand_ring = kvcalloc(KMMSCAND_QUEUE_LEN, sizeof(*kmmscand_ring),
+				 GFP_KERNEL);
+	kmmscand_batch = kvcalloc(KMMSCAND_BATCH_MAX, sizeof(*kmmscand_batch),
+				  GFP_KERNEL);
+	if (!kmmscand_ring || !kmmscand_batch) {
+		kmmscand_queue_free();
+		return -ENOMEM;
+	}
+	return 0;
+}

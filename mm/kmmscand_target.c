@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand_target: the top-tier node a hot slow-tier page of an mm goes to.
+ *
+ * The scanner chooses the target of each candidate with
+ * kmmscand_choose_target() (mm/kmmscand_policy.h): the node that holds most
+ * of the mm's top-tier pages, within the nodes its owner's cpuset and
+ * memory policies allow.  When the promotions of an mm to a node keep
+ * failing, the migration thread reports it here and the scanner stops
+ * queueing that mm's candidates for that node for a while.
+ */
+
+#include <linux/cpuset.h>
+#include <linux/jiffies.h>
+#include <linux/memory-tiers.h>
+#include <linux/mempolicy.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/nodemask.h>
+#include <linux/sched/task.h>
+
+#include "kmmscand_internal.h"
+#include "kmmscand_policy.h"
+
+/* Skip a target for this long after it kept failing for an mm (ms). */
+#define KMMSCAND_BACKOFF_MS		5000
+/* Failed batches in a row before a target is backed off. */
+#define KMMSCAND_BACKOFF_STREAK		3
+
+/**
+ * kmmscand_target_failed - note that promotions of an mm to a node failed
+ * @mm: the mm, used only as a hash key (it may have exited)
+ * @nid: the target node
+ *
+ * Called by the migration thread when a whole batch towards @nid failed.
+ * After KMMSCAND_BACKOFF_STREAK such batches, each within
+ * KMMSCAND_BACKOFF_MS of the previous one, the scanner stops queueing
+ * that mm's candidates for @nid for KMMSCAND_BACKOFF_MS.  Failures further
+ * apart start a new streak, so that occasional failures never add up.
+ *
+ * Context: process context, never sleeps.  The caller holds
+ * kmmscand_queue_lock and has seen a candidate of @mm that was not purged,
+ * so the registry has not dropped its reference to @mm yet (both paths
+ * that do purge first); if @mm was just unregistered, nothing is found.
+ * Lock order: kmmscand_queue_lock, then kmmscand_mm_lock.
+ */
+void kmmscand_target_failed(struct mm_struct *mm, int nid)
+{
+	struct kmmscand_mm_slot *ms;
+
+	spin_lock(&kmmscand_mm_lock);
+	ms = kmmscand_slot_lookup(mm);
+	if (ms) {
+		if (ms->backoff_nid != nid ||
+		    time_after(jiffies, ms->fail_last +
+			       msecs_to_jiffies(KMMSCAND_BACKOFF_MS))) {
+			WRITE_ONCE(ms->backoff_nid, nid);
+			ms->fail_streak = 0;
+		}
+		ms->fail_last = jiffies;
+		if (++ms->fail_streak >= KMMSCAND_BACKOFF_STREAK) {
+			WRITE_ONCE(ms->backoff_until, jiffies +
+				   msecs_to_jiffies(KMMSCAND_BACKOFF_MS));
+			ms->fail_streak = 0;
+		}
+	}
+	spin_unlock(&kmmscand_mm_lock);
+}
+
+/**
+ * kmmscand_backed_off - is a target backed off for an mm?
+ * @ms: the mm's slot
+ * @nid: the target node
+ *
+ * Context: the scanner thread; lockless (kmmscand_target_failed() writes).
+ *
+ * Return: true while the mm's candidates must not be queued for @nid.
+ */
+bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid)
+{
+	return READ_ONCE(ms->backoff_nid) == nid &&
+	       time_before(jiffies, READ_ONCE(ms->backoff_until));
+}
+
+/**
+ * kmmscand_owner_nodes - where the owner of an mm may have its pages
+ * @mm: the mm, pinned by the caller
+ * @cpuset: set to the nodes of the owner's cpuset (mems_allowed)
+ * @nodes: set to @cpuset limited by a movable task mempolicy
+ * @mof: set to whether the owner's task mempolicy lets its pages move
+ *
+ * mm->owner only exists with CONFIG_MEMCG; without it every node with
+ * memory is allowed and the task policy is taken as the default one (the
+ * VMA policy still applies).
+ *
+ * Context: process context; takes the owner's task_lock().
+ */
+void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
+			  nodemask_t *nodes, bool *mof)
+{
+	*cpuset = node_states[N_MEMORY];
+	*nodes = *cpuset;
+	*mof = true;
+#ifdef CONFIG_MEMCG
+	{
+		struct task_struct *p;
+
+		rcu_read_lock();
+		p = rcu_dereference(mm->owner);
+		if (p)
+			get_task_struct(p);
+		rcu_read_unlock();
+		if (!p)
+			return;
+		task_lock(p);
+		nodes_and(*cpuset, *cpuset, p->mems_allowed);
+		*nodes = *cpuset;
+		*mof = kmmscand_policy_moves(p->mempolicy);
+		kmmscand_policy_nodes(p->mempolicy, nodes);
+		task_unlock(p);
+		put_task_struct(p);
+	}
+#endif
+}
+
+static int kmmscand_distance(int from, int to)
+{
+	return node_distance(from, to);
+}
+
+/**
+ * kmmscand_target - the target node of a slow-tier page found hot
+ * @w: the walk in progress, which knows the mm's footprint and the nodes
+ *	allowed for the VMA
+ * @src: the node the page is on
+ *
+ * Context: the scanner thread, under the page table lock.
+ *
+ * Return: a top-tier node, or NUMA_NO_NODE if none is allowed.
+ */
+int kmmscand_target(struct kmmscand_walk *w, int src)
+{
+	struct kmmscand_mm_slot *ms = w->ms;
+	const unsigned long *fp = ms->footprint;
+
+	/* Prefer the footprint of the last complete pass once there is one. */
+	if (ms->passes)
+		fp += nr_node_ids;
+	return kmmscand_choose_target(fp, nr_node_ids, &w->allowed, &w->toptier,
+				      src, w->target_override,
+				      kmmscand_distance);
+}
+
+/**
+ * kmmscand_node_ample - may promotion to a node skip the K-of-N rule?
+ * @nid: a top-tier node with memory
+ *
+ * As NUMA balancing's pgdat_free_space_enough(): free memory above the
+ * promotion watermark of some zone beyond a sixteenth of the node.
+ *
+ * Context: any; a lockless look at the zone counters.
+ *
+ * Return: true if @nid has room to spare.
+ */
+bool kmmscand_node_ample(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long enough = pgdat->node_present_pages >> 4;
+	int z;
+
+	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (managed_zone(zone) &&
+		    zone_watermark_ok(zone, 0, promo_wmark_pages(zone) + enough,
+				      ZONE_MOVABLE, 0))
+			return true;
+	}
+	return false;
+}

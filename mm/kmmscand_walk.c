@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand_walk: the page-table walk of one visit of the scanner to an mm.
+ *
+ * A visit walks at most a budget of PTE slots from the mm's cursor, under
+ * mmap_read_trylock(), and test-and-clears the Accessed bits of slow-tier
+ * pages (mmu-notifier aware; top-tier pages are only counted, their bits
+ * are left to reclaim).  What it finds goes to the history
+ * (mm/kmmscand_history.c).
+ *
+ * PTE tables whose non-leaf PMD Accessed bit stayed clear since the last
+ * pass are skipped without being mapped (x86 sets that bit on a page walk
+ * through the PMD).  MGLRU uses the same bit for the same purpose, so with
+ * MGLRU enabled kmmscand leaves it alone and maps every table.  PMD-mapped
+ * THPs are handled in .pmd_entry under the PMD lock and never split.
+ */
+
+#include <linux/hugetlb.h>
+#include <linux/kthread.h>
+#include <linux/memory-tiers.h>
+#include <linux/mempolicy.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/mmu_notifier.h>
+#include <linux/pagewalk.h>
+#include <linux/page_idle.h>
+#include <linux/secretmem.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+#include <linux/xarray.h>
+
+#include <asm/tlbflush.h>
+
+#include "kmmscand_internal.h"
+#include "kmmscand_policy.h"
+
+/*
+ * VMAs never scanned:
+ *  - hugetlb: not on the LRU, promotion would need a free huge page;
+ *  - VM_IO, VM_PFNMAP, VM_MIXEDMAP: no (normal) struct pages behind them;
+ *  - PROT_NONE: nothing can be young there;
+ *  - VM_DROPPABLE: the kernel may drop it any time;
+ *  - file mappings that are not writable, i.e. program and shared library
+ *    text and read-only data: those pages are usually shared by many
+ *    processes, no single mm's access pattern justifies moving them, and
+ *    NUMA balancing refuses them for the same reason;
+ *  - VMAs that cannot migrate (vma_migratable()).
+ */
+static bool kmmscand_vma_eligible(struct vm_area_struct *vma)
+{
+	if (is_vm_hugetlb_page(vma))
+		return false;
+	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DROPPABLE))
+		return false;
+	if (!vma_is_accessible(vma) || vma_is_secretmem(vma))
+		return false;
+	if (vma->vm_file && !(vma->vm_flags & VM_WRITE))
+		return false;
+	return vma_migratable(vma);
+}
+
+static int kmmscand_test_walk(unsigned long start, unsigned long end,
+			      struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	struct vm_area_struct *vma = walk->vma;
+	struct mempolicy *pol;
+	bool moves;
+	pgoff_t ilx;
+
+	if (!kmmscand_vma_eligible(vma))
+		return 1;
+
+	w->allowed = w->owner_allowed;
+	/*
+	 * The policy at the start of the VMA stands for the whole VMA, as in
+	 * vma_policy_mof(); a shared (shmem) policy may differ by offset.
+	 * Without a VMA policy the owner's task policy applies.
+	 */
+	pol = __get_vma_policy(vma, vma->vm_start, &ilx);
+	if (pol) {
+		moves = kmmscand_policy_moves(pol);
+		w->allowed = w->owner_cpuset;
+		kmmscand_policy_nodes(pol, &w->allowed);
+	} else {
+		moves = w->owner_mof;
+	}
+	mpol_cond_put(pol);
+	if (!moves)
+		return 1;
+
+	/* Nothing in this VMA may go to a top-tier node: do not touch it. */
+	if (!nodes_intersects(w->allowed, w->toptier))
+		return 1;
+	return 0;
+}
+
+/*
+ * Called for every mapped folio found, before its Accessed bit is looked
+ * at.  A top-tier folio only counts toward the mm's footprint; its
+ * Accessed bit is left alone, for reclaim: folio_referenced() would
+ * otherwise find hot DRAM pages unreferenced, demote them, and we would
+ * promote them back.  Returns true for a slow-tier folio that may become a
+ * candidate, whose Accessed bit the caller then tests and clears.
+ */
+static bool kmmscand_want_young(struct kmmscand_walk *w, struct folio *folio,
+				unsigned int nr)
+{
+	int nid = folio_nid(folio);
+
+	if (node_isset(nid, w->toptier)) {
+		w->ms->footprint[nid] += nr;
+		return false;
+	}
+	w->slow_seen = true;
+	return !is_zero_folio(folio) && !folio_test_ksm(folio) &&
+	       !folio_test_hugetlb(folio) && !folio_maybe_dma_pinned(folio) &&
+	       !(folio->mapping && !folio_test_anon(folio) &&
+		 secretmem_mapping(folio->mapping));
+}
+
+/*
+ * We just cleared an Accessed bit that reclaim would have found: hand the
+ * access on the way page idle tracking and DAMON do, with the folio's young
+ * flag, which folio_referenced() counts as a referenced mapping.  So a
+ * slow-tier page that kmmscand looked at keeps its place in reclaim and
+ * demotion order, and no LRU batch of the scanner's CPU holds a reference
+ * to it (folio_mark_accessed() may, through folio_activate(), and a
+ * reference there makes the folio's migration fail).
+ */
+static void kmmscand_keep_referenced(struct vm_area_struct *vma,
+				     struct folio *folio)
+{
+	if (vma_has_recency(vma))
+		folio_set_young(folio);
+}
+
+/*
+ * A PMD-mapped THP at @haddr; called with the PMD lock held.  It is one
+ * candidate of HPAGE_PMD_NR pages and is never split.  Returns true if it
+ * was young.
+ */
+static bool kmmscand_scan_thp(pmd_t *pmd, unsigned long haddr,
+			      struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	pmd_t pmde = pmdp_get(pmd);
+	struct folio *folio;
+	bool young;
+
+	if (!pmd_present(pmde) || !pmd_trans_huge(pmde) ||
+	    is_huge_zero_pmd(pmde))
+		return false;
+	folio = vm_normal_folio_pmd(walk->vma, haddr, pmde);
+	if (!folio || !kmmscand_want_young(w, folio, 1U << PMD_ORDER))
+		return false;
+	young = pmdp_clear_young_notify(walk->vma, haddr, pmd);
+	if (young) {
+		w->young++;
+		w->thp_young++;
+		kmmscand_keep_referenced(walk->vma, folio);
+	}
+	kmmscand_account(w, folio, haddr, 1U << PMD_ORDER, young);
+	return young;
+}
+
+/*
+ * The PMD maps a THP (or did a moment ago).  Returns true if it was dealt
+ * with, false if it was split or zapped under us and the PTE table should
+ * be looked at instead.
+ */
+static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
+			      unsigned long next, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	unsigned long haddr = addr & HPAGE_PMD_MASK;
+	spinlock_t *ptl;	/* the PMD lock */
+	pmd_t pmde;
+	bool young;
+
+	/*
+	 * pmd_lock() and a recheck rather than pmd_trans_huge_lock(), whose
+	 * conditionally held lock sparse cannot follow.
+	 */
+	ptl = pmd_lock(walk->mm, pmd);
+	pmde = pmdp_get(pmd);
+	if (!pmd_trans_huge(pmde) && !is_swap_pmd(pmde) && !pmd_devmap(pmde)) {
+		spin_unlock(ptl);
+		return false;
+	}
+	young = kmmscand_scan_thp(pmd, haddr, walk);
+	spin_unlock(ptl);
+	w->scanned++;
+	w->budget--;
+	if (young && w->tlb_flush)
+		flush_tlb_range(walk->vma, haddr, haddr + HPAGE_PMD_SIZE);
+	return true;
+}
+
+/*
+ * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
+ * whenever it translates through this PTE table.  If it is still clear
+ * since a full pass cleared it (and flushed the TLB, see kmmscand_visit()),
+ * no PTE below was used since, so skip the table without mapping it and
+ * age the history below it.  Only at a table boundary (a visit resumed
+ * mid-table already cleared it) and only without mmu notifiers (a
+ * secondary MMU does not set it).  Returns true if the table was skipped.
+ */
+static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
+				    unsigned long next, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	spinlock_t *ptl;	/* the PMD lock */
+
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) || !w->pmd_skip ||
+	    !arch_has_hw_nonleaf_pmd_young() || (addr & ~PMD_MASK) ||
+	    mm_has_notifiers(walk->mm) || !pmd_present(pmde) || pmd_leaf(pmde))
+		return false;
+	if (!pmd_young(pmde)) {
+		w->pmd_skipped++;
+		w->budget--;
+		kmmscand_age_range(w, addr, next);
+		return true;
+	}
+	/*
+	 * Only full passes clear the bit (and flush once per visit, see
+	 * kmmscand_visit()); a quick pass reads it, so that it skips the
+	 * tables nobody used since the last full pass without a flush of
+	 * its own.
+	 */
+	if (w->quick)
+		return false;
+	ptl = pmd_lock(walk->mm, pmd);
+	pmde = pmdp_get(pmd);
+	if (pmd_present(pmde) && !pmd_leaf(pmde) &&
+	    pmdp_test_and_clear_young(walk->vma, addr, pmd))
+		w->pmd_cleared = true;
+	spin_unlock(ptl);
+	return false;
+}
+
+/*
+ * Examine the PTEs of [start, end), both page aligned and within one PTE
+ * table.  Returns the address up to which the PTEs were examined (@end
+ * unless the queue filled up), or 0 if the table went away under us.
+ */
+static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
+					unsigned long end, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	struct vm_area_struct *vma = walk->vma;
+	pte_t *start_pte, *pte;
+	unsigned long addr;
+	bool cleared = false;
+	spinlock_t *ptl;	/* the PTE table lock */
+
+	start_pte = pte_offset_map_lock(walk->mm, pmd, start, &ptl);
+	if (!start_pte)
+		return 0;
+	w->last_queued = NULL;
+	for (pte = start_pte, addr = start; addr < end;
+	     pte++, addr += PAGE_SIZE) {
+		pte_t ptent = ptep_get(pte);
+		struct folio *folio;
+		bool young;
+		int nid;
+
+		if (!pte_present(ptent))
+			continue;
+		if (w->nr_spans) {
+			/* Top-tier pages only count: skip the struct page. */
+			nid = kmmscand_pfn_toptier(w, pte_pfn(ptent));
+			if (nid != NUMA_NO_NODE) {
+				w->ms->footprint[nid]++;
+				continue;
+			}
+		}
+		folio = vm_normal_folio(vma, addr, ptent);
+		if (!folio || folio_is_zone_device(folio) ||
+		    !kmmscand_want_young(w, folio, 1))
+			continue;
+		young = ptep_clear_young_notify(vma, addr, pte);
+		if (young) {
+			w->young++;
+			cleared = true;
+			kmmscand_keep_referenced(vma, folio);
+		}
+		kmmscand_account(w, folio, addr, 1, young);
+		if (w->queue_full) {
+			addr += PAGE_SIZE;
+			break;
+		}
+	}
+	pte_unmap_unlock(start_pte, ptl);
+
+	/* One flush per PTE table with cleared A bits, never per PTE. */
+	if (cleared && w->tlb_flush)
+		flush_tlb_range(vma, start, addr);
+	return addr;
+}
+
+static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
+			      unsigned long next, struct mm_walk *walk)
+{
+	struct kmmscand_walk *w = walk->private;
+	unsigned long end = next, done;
+	pmd_t pmde;
+
+	if (!w->budget || kthread_should_stop() ||
+	    mmap_lock_is_contended(walk->mm)) {
+		w->stop_addr = addr;
+		return KMMSCAND_WALK_STOP;
+	}
+	cond_resched();
+
+	/* A quick pass only looks at tables that held slow-tier pages. */
+	if (w->quick && !xa_load(&w->ms->slow_tables, addr >> PMD_SHIFT)) {
+		w->budget--;
+		return 0;
+	}
+	w->slow_seen = false;
+
+	pmde = pmdp_get_lockless(pmd);
+	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && pmd_trans_huge(pmde) &&
+	    kmmscand_pmd_huge(pmd, addr, next, walk))
+		goto out;
+
+	if (kmmscand_pmd_skip_table(pmd, pmde, addr, next, walk)) {
+		/* Still a slow-tier table as far as we know. */
+		w->slow_seen = !!xa_load(&w->ms->slow_tables,
+					 addr >> PMD_SHIFT);
+		goto out;
+	}
+
+	/* Do not examine more PTEs than the budget allows. */
+	if ((end - addr) >> PAGE_SHIFT > w->budget)
+		end = addr + (w->budget << PAGE_SHIFT);
+
+	done = kmmscand_scan_ptes(pmd, addr, end, walk);
+	if (!done) {
+		/*
+		 * Raced with a THP collapse or a page table being freed.
+		 * If the budget clipped this table, the next visit resumes
+		 * here rather than past a range that was never looked at.
+		 */
+		w->budget--;
+		if (end != next) {
+			w->stop_addr = addr;
+			return KMMSCAND_WALK_STOP;
+		}
+		return 0;
+	}
+	w->scanned += (done - addr) >> PAGE_SHIFT;
+	w->budget -= min(w->budget, (done - addr) >> PAGE_SHIFT);
+	if (done != next) {
+		w->stop_addr = done;
+		kmmscand_note_table(w, addr);
+		return KMMSCAND_WALK_STOP;
+	}
+out:
+	kmmscand_note_table(w, addr);
+	if (w->queue_full) {
+		w->stop_addr = next;
+		return KMMSCAND_WALK_STOP;
+	}
+	return 0;
+}
+
+const struct mm_walk_ops kmmscand_walk_ops = {
+	.pmd_entry	= kmmscand_pmd_entry,
+	.test_walk	= kmmscand_test_walk,
+	.walk_lock	= PGWALK_RDLOCK,
+};
+
+/*
+ * The pfn spans of the top-tier nodes, so that top-tier pages can be
+ * counted without reading their struct page.  Left empty when a top-tier
+ * span overlaps a slow-tier one (interleaved node memory) or there are
+ * more top-tier nodes than fit.
+ */
+static void kmmscand_prepare_spans(struct kmmscand_walk *w)
+{
+	int nid, other;
+
+	w->nr_spans = 0;
+	for_each_node_mask(nid, w->toptier) {
+		unsigned long start = node_start_pfn(nid);
+		unsigned long end = node_end_pfn(nid);
+
+		for_each_node_state(other, N_MEMORY) {
+			if (node_isset(other, w->toptier))
+				continue;
+			if (start < node_end_pfn(other) &&
+			    node_start_pfn(other) < end)
+				goto none;
+		}
+		if (w->nr_spans == ARRAY_SIZE(w->span))
+			goto none;
+		w->span[w->nr_spans].start = start;
+		w->span[w->nr_spans].end = end;
+		w->span[w->nr_spans].nid = nid;
+		w->nr_spans++;
+	}
+	return;
+none:
+	w->nr_spans = 0;
+}
+
+/**
+ * kmmscand_prepare_walk - set up the walk of one visit
+ * @w: the walk state
+ * @ms: the slot of the mm to visit
+ * @round_budget: PTE slots left in the round
+ *
+ * Takes a snapshot of the tunables and of the top tier for the visit, and
+ * of the nodes the mm's owner may use.
+ *
+ * Context: the scanner thread, holding a reference on the mm.
+ */
+void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
+			   unsigned long round_budget)
+{
+	unsigned int k = READ_ONCE(kmmscand_hot_threshold);
+	int nid;
+
+	/* A changed scan_size applies from this visit on. */
+	ms->budget = kmmscand_clamp_budget(ms->budget,
+					   READ_ONCE(kmmscand_scan_size));
+	w->ms = ms;
+	w->budget = min_t(unsigned long, ms->budget, round_budget);
+	w->stop_addr = 0;
+	w->quick = ms->quick;
+	w->hist_n = READ_ONCE(kmmscand_hot_history);
+	w->hot_k = min(k, w->hist_n);
+	/*
+	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
+	 * non-leaf PMD Accessed bit is clear: clearing it would hide the
+	 * table from reclaim.  Leave those bits to MGLRU.
+	 */
+	w->pmd_skip = READ_ONCE(kmmscand_pmd_skip) && !lru_gen_enabled();
+	w->tlb_flush = READ_ONCE(kmmscand_tlb_flush);
+	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
+	w->target_override = READ_ONCE(kmmscand_target_node);
+	w->last_queued = NULL;
+	w->queue_full = false;
+	w->pmd_cleared = false;
+	w->scanned = 0;
+	w->pmd_skipped = 0;
+	w->young = 0;
+	w->thp_young = 0;
+	w->warm = 0;
+	w->candidates = 0;
+	w->drops = 0;
+	nodes_clear(w->toptier);
+	nodes_clear(w->ample);
+	for_each_node_state(nid, N_MEMORY) {
+		if (!node_is_toptier(nid))
+			continue;
+		node_set(nid, w->toptier);
+		/*
+		 * With room to spare on the target, a page found young again
+		 * after a pass cleared it is hot: the K-of-N rule rations
+		 * promotion only when the top tier is tight.  An mm's first
+		 * pass only clears: anything it finds young may be a page
+		 * touched once when it was set up.
+		 */
+		if (ms->passes && k > 1 && kmmscand_node_ample(nid))
+			node_set(nid, w->ample);
+	}
+	kmmscand_prepare_spans(w);
+	kmmscand_owner_nodes(ms->slot.mm, &w->owner_cpuset, &w->owner_allowed,
+			     &w->owner_mof);
+}
+
+/**
+ * kmmscand_flush_counts - add a visit's counts to its pass and to vmstat
+ * @w: the walk state after the walk
+ *
+ * Context: the scanner thread.
+ */
+void kmmscand_flush_counts(struct kmmscand_walk *w)
+{
+	struct kmmscand_mm_slot *ms = w->ms;
+
+	ms->scanned += w->scanned;
+	ms->pmd_skipped += w->pmd_skipped;
+	ms->young += w->young;
+	ms->warm += w->warm;
+	ms->cand_cur += w->candidates;
+	count_vm_events(KMMSCAND_PTE_SCANNED, w->scanned);
+	count_vm_events(KMMSCAND_PMD_SKIPPED, w->pmd_skipped);
+	count_vm_events(KMMSCAND_YOUNG, w->young);
+	count_vm_events(KMMSCAND_THP_YOUNG, w->thp_young);
+	count_vm_events(KMMSCAND_CANDIDATE, w->candidates);
+	count_vm_events(KMMSCAND_CANDIDATE_DROP, w->drops);
+}
