@@ -42,7 +42,8 @@ mkdir -p "$kobjn"
 printf 'CONFIG_KMMSCAND=n\n' > "$out/off.config"
 build_off() { # build_off N NAME
 	local t0=$SECONDS
-	configure "$kobjn" "$out/off.config"
+	[ $reconf_off = 1 ] && configure "$kobjn" "$out/off.config"
+	reconf_off=0
 	if grep -q '^CONFIG_KMMSCAND=y' "$kobjn/.config"; then
 		res "not ok series:build-off-after:$2: could not turn CONFIG_KMMSCAND off"
 	elif make -s -C "$tree" O="$kobjn" CC="$cc" -j"$JOBS" bzImage >"$out/build-off-$1.log" 2>&1; then
@@ -67,6 +68,28 @@ if [ "${SERIES_BOOT:-1}" = 1 ]; then
 	"$HARNESS/mkinitramfs.sh" "$smoke/initramfs.cpio" "$smoke/job"
 fi
 t_build=0 t_off=0 t_boot=0 t_lock=0
+build_on() { # build_on N NAME
+	local t0=$SECONDS
+	[ $reconf_on = 1 ] && configure "$kobj"
+	reconf_on=0
+	if make -s -C "$tree" O="$kobj" CC="$cc" -j"$JOBS" bzImage >"$out/build-$1.log" 2>&1; then
+		res "ok series:build-after:$2 ($((SECONDS - t0))s)"
+		if [ "${SERIES_BOOT:-1}" = 1 ]; then
+			mkdir -p "$out/boot-$1"
+			cp "$kobj/arch/x86/boot/bzImage" "$out/boot-$1/bzImage"
+			boots+=("$1:$2")
+		fi
+	else
+		res "not ok series:build-after:$2: see $out/build-$1.log"
+	fi
+	t_build=$((t_build + SECONDS - t0))
+}
+# Files that are no input of the kernel build, and files that only a
+# CONFIG_KMMSCAND=y kernel compiles (upstream files include nothing of
+# kmmscand's but <linux/kmmscand.h>; checked below).
+NOT_KERNEL='^(Documentation/|tools/|MAINTAINERS$)'
+ONLY_ON='^(mm/kmmscand[a-z_]*\.[ch]|mm/tests/kmmscand[a-z_-]*\.h|include/trace/events/kmmscand\.h)$'
+last_kernel='' last_off='' reconf_on=1 reconf_off=1
 boots=()
 boot() { # boot N NAME
 	local d=$out/boot-$1 rc t0 t1
@@ -101,21 +124,28 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 		res "not ok series:am:$name: does not apply ($(head -1 "$out/am.log"))"
 		break
 	fi
-	t0=$SECONDS
-	configure "$kobj"
-	if make -s -C "$tree" O="$kobj" CC="$cc" -j"$JOBS" bzImage >"$out/build-$n.log" 2>&1; then
-		res "ok series:build-after:$name ($((SECONDS - t0))s)"
-		if [ "${SERIES_BOOT:-1}" = 1 ]; then
-			mkdir -p "$out/boot-$n"
-			cp "$kobj/arch/x86/boot/bzImage" "$out/boot-$n/bzImage"
-			boots+=("$n:$name")
-		fi
+	changed=$(sed -n 's#^+++ b/##p' "$p")
+	# The kernel is configured again only when a Kconfig file changed.
+	if grep -q '\(^\|/\)Kconfig' <<<"$changed"; then reconf_on=1 reconf_off=1; fi
+	# A patch that changes no input of the kernel build (documentation,
+	# selftests, MAINTAINERS) leaves the kernels of the previous patch:
+	# they were built and are booted already.
+	if [ -n "$last_kernel" ] && ! grep -qvE "$NOT_KERNEL" <<<"$changed"; then
+		res "ok series:build-after:$name (no kernel file changed: the kernels after $last_kernel)"
+		res "ok series:build-off-after:$name (no kernel file changed: the kernels after $last_kernel)"
 	else
-		res "not ok series:build-after:$name: see $out/build-$n.log"
+		last_kernel=$name
+		build_on "$n" "$name"
+		# With CONFIG_KMMSCAND=n no file of kmmscand's own is compiled, so
+		# a patch changing only those leaves the =n kernel as it was.
+		if [ -n "$last_off" ] && ! grep -qvE "$NOT_KERNEL|$ONLY_ON" <<<"$changed"; then
+			res "ok series:build-off-after:$name (only files compiled with CONFIG_KMMSCAND=y changed: the =n kernel after $last_off)"
+		else
+			last_off=$name
+			build_off "$n" "$name"
+		fi
 	fi
-	t_build=$((t_build + SECONDS - t0))
-	build_off "$n" "$name"
-	ign=$(accepted_checks $(sed -n 's#^+++ b/##p' "$p"))
+	ign=$(accepted_checks $changed)
 	r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree ${ign:+--ignore "$ign"} "$p" 2>&1 |
 			grep -E '(ERROR|WARNING|CHECK):' || true)
 	if [ -n "$r" ]; then
@@ -125,6 +155,19 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 		res "ok series:checkpatch:$name"
 	fi
 done
+# What the =n shortcut above assumes: no upstream file includes a header
+# of kmmscand's other than <linux/kmmscand.h>, and mm/Makefile builds
+# kmmscand's objects only with CONFIG_KMMSCAND.
+inc=$(cd "$tree" && git grep -nE '#include [<"](\.\./)*(trace/events/|tests/)?kmmscand' -- '*.c' '*.h' \
+	':!mm/kmmscand*' ':!mm/tests/kmmscand*' ':!tools/' ':!include/trace/events/kmmscand.h' |
+	grep -v '<linux/kmmscand.h>' || true)
+mk=$(grep -n 'kmmscand' "$tree/mm/Makefile" | grep -v 'obj-$(CONFIG_KMMSCAND)' || true)
+if [ -n "$inc$mk" ]; then
+	printf '%s\n' $inc $mk | head -5 | sed 's/^/    /' >&2
+	res "not ok series:only-on-files: a file built with CONFIG_KMMSCAND=n uses kmmscand's own files"
+else
+	res "ok series:only-on-files"
+fi
 # The final tree must use the whole fragment.
 configure "$kobj"
 new_c=$(cd "$tree" && git diff --name-only --diff-filter=A base HEAD -- 'mm/*.c')

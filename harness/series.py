@@ -134,6 +134,10 @@ def verify_split():
             problems.append(f"subject '{e['subject']}' is not 'subsystem: summary'")
         if not any(s.strip() for s in e["body"]):
             problems.append(f"'{e['subject']}' has no body saying why")
+        for ln in e["body"]:
+            if ln.startswith("#"):
+                problems.append(f"'{e['subject']}': body line '{ln}' starts with '#', "
+                                "which git drops as a comment")
         for f in e["without"]:
             if f not in e["files"]:
                 problems.append(f"'without: {f}' in '{e['subject']}' but {f} is not in its files")
