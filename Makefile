@@ -11,7 +11,7 @@ ARGS ?=
 FILES ?=
 export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET HOSTFS
 
-.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-check clean distclean
+.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-lint series-check clean distclean
 
 help: ## Show this help
 	@echo "kmmscand harness targets:"
@@ -54,6 +54,9 @@ series: ## Write the git format-patch series + cover letter to build/series/
 
 series-check: ## git am the series on pristine 6.12, build after each patch, lint
 	@$(H)/series-check.sh
+
+series-lint: ## series-check without the builds: git am, checkpatch per patch, kernel-doc, selftests build
+	@SERIES_BUILD=0 $(H)/series-check.sh
 
 clean: ## Remove kernel build output (keeps the unpacked source)
 	rm -rf build/kbuild build/kbuild-* build/test build/test-mm build/vm-run build/demo
