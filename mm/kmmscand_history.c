@@ -223,3 +223,4 @@ unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq)
 }
 
 #include "tests/kmmscand-kunit.h"
+#include "tests/kmmscand-sources-kunit.h"
