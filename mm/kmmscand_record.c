@@ -25,7 +25,7 @@
  * fault on a folio that is about to move anyway.
  *
  * The evidence per page is one 64-bit record (layout and combination rule:
- * mm/kmmscand_policy.h) in a table allocated when the source is first
+ * mm/kmmscand_sources.h) in a table allocated when the source is first
  * selected, direct mapped by PFN and updated with cmpxchg: recording never
  * sleeps, allocates or takes a lock.  It is lossy: a hint fault takes the
  * slot of any other page, the scanner never takes the slot of a page with
@@ -226,7 +226,7 @@ static bool kmmscand_fault_queue(struct folio *folio, struct mm_struct *mm,
  *	(KMMSCAND_SRC_FAULT).  The scanner feeds its passes otherwise.
  *
  * Records the access in kmmscand's record of the folio.  If the folio is
- * then hot under kmmscand's rule (mm/kmmscand_policy.h: this access counts
+ * then hot under kmmscand's rule (mm/kmmscand_sources.h: this access counts
  * for the current window, on top of what the scanner or earlier accesses
  * saw), it is queued for the migration thread with a target chosen by the
  * scanner's rules, preferring @nid: then the same throttles, watermark
