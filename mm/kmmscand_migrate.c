@@ -369,9 +369,8 @@ static bool kmmscand_migrate_idle;
  * kmmscand_migrate_nudge - wake the migrator if it waits for work
  *
  * For a source that queues one candidate at a time (a hint fault): a
- * migrator that is busy, gathers a batch, or sleeps on the rate limit or
- * a guard is left alone, so that a stream of candidates does not cost a
- * wake-up each.
+ * migrator that is busy, or sleeps on the rate limit or a guard, is left
+ * alone, so that a stream of candidates does not cost a wake-up each.
  *
  * Context: any context that may wake a task; the caller queued a
  * candidate just before.
@@ -394,39 +393,9 @@ static bool kmmscand_migrate_wake_cond(void)
 	       (kmmscand_migrate_idle && kmmscand_queue_held());
 }
 
-/*
- * Hint faults queue their folios one at a time.  Started on the first of
- * them, the migrator would move a folio or two per migrate_pages() call,
- * and each call costs the faulting task a TLB flush IPI for the folios
- * unmapped from it (and a wait, should it touch one of them meanwhile).
- * So with the hint-fault source selected, a migrator woken from idle with
- * less than a batch queued gives the faults KMMSCAND_GATHER_MS to add to
- * it (a tunable that changes ends the wait).
- */
-#define KMMSCAND_GATHER_MS	20
-
-static bool kmmscand_gather_done(unsigned int batch)
-{
-	return kthread_should_stop() || READ_ONCE(kmmscand_migrate_kick) ||
-	       kmmscand_queue_want(batch) >= batch;
-}
-
-static void kmmscand_migrate_gather(void)
-{
-	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
-
-	if (!kmmscand_source_on(KMMSCAND_SRC_FAULT) ||
-	    kmmscand_gather_done(batch))
-		return;
-	wait_event_freezable_timeout(kmmscand_migrate_wait,
-				     kmmscand_gather_done(batch),
-				     msecs_to_jiffies(KMMSCAND_GATHER_MS));
-}
-
 static int kmmscand_migrate(void *unused)
 {
 	long timeout;
-	bool idle;
 
 	set_freezable();
 	while (!kthread_should_stop()) {
@@ -437,14 +406,12 @@ static int kmmscand_migrate(void *unused)
 			try_to_freeze();
 			continue;
 		}
-		idle = timeout == MAX_SCHEDULE_TIMEOUT;
-		WRITE_ONCE(kmmscand_migrate_idle, idle);
+		WRITE_ONCE(kmmscand_migrate_idle,
+			   timeout == MAX_SCHEDULE_TIMEOUT);
 		wait_event_freezable_timeout(kmmscand_migrate_wait,
 					     kmmscand_migrate_wake_cond(),
 					     timeout);
 		WRITE_ONCE(kmmscand_migrate_idle, false);
-		if (idle)
-			kmmscand_migrate_gather();
 	}
 	return 0;
 }
