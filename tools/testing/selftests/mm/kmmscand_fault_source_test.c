@@ -46,7 +46,12 @@ static const char * const vnames[NR_V] = {
 	"kmmscand_mm_scan",
 };
 
-/* Read the counters of vnames[]; returns how many were found. */
+/*
+ * Read the counters of vnames[]; returns how many were found.  Node
+ * counters (pgpromote_candidate) are kept per CPU and folded lazily: fold
+ * them first, or an increment of an earlier test could show up in this
+ * one's deltas.
+ */
 static int vm_read(unsigned long long *v)
 {
 	char line[128], name[64];
@@ -54,6 +59,7 @@ static int vm_read(unsigned long long *v)
 	int i, n = 0;
 	FILE *f;
 
+	write_str("/proc/sys/vm/stat_refresh", "1");
 	memset(v, 0, NR_V * sizeof(*v));
 	f = fopen("/proc/vmstat", "r");
 	if (!f)
