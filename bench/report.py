@@ -18,8 +18,8 @@ import statistics
 import subprocess
 import sys
 
-POLICY_ORDER = ["none", "kmmscand", "numab2", "damos-tuned", "damos-naive", "kmm-nopmd",
-                "kmm-tlb"]
+POLICY_ORDER = ["none", "kmmscand", "numab2", "numab2-async", "kmm+faults", "damos-tuned",
+                "damos-naive", "kmm-nopmd", "kmm-tlb"]
 DEFAULT_LAT0, DEFAULT_LAT1 = 10.0, 100.0
 
 
@@ -203,6 +203,9 @@ def metrics(run, lat0, lat1, dur=None):
     m["kmmscand_pmd_skipped"] = v.get("kmmscand_pmd_skipped", 0)
     m["kmmscand_young"] = v.get("kmmscand_young", 0)
     m["kmmscand_candidate"] = v.get("kmmscand_candidate", 0)
+    for k in ("kmmscand_abit_promoted", "kmmscand_fault_promoted", "kmmscand_fault_recorded",
+              "kmmscand_fault_fallback", "kmmscand_record_lost", "pgpromote_candidate"):
+        m[k] = v.get(k, 0)
     m["damos_sz_applied"] = run["damos"].get("sz_applied", 0)
     m["kthread_cpu_s"] = sum(run["cpu"].values())
     for k, x in run["cpu"].items():
@@ -246,6 +249,88 @@ def metrics(run, lat0, lat1, dur=None):
         m["phase_hotA_final_pct"] = 100 * tp[-1][1]
         m["phase_hotB_final_pct"] = 100 * tp[-1][2]
     return m
+
+
+def ratio(a, b):
+    """a / b for the target ratios; None when either is missing or b is 0."""
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def sources_tables(by, wls):
+    """numab2-async against numab2 (the targets: task sys <= 0.5x, t90 <= 1.5x,
+    p99 vs none no worse) and both sources against each alone."""
+    def ok(wl, p):
+        m = by.get((wl, p))
+        return m if m and m.get("status") == "ok" else None
+
+    out = []
+    rows = []
+    for wl in wls:
+        a, b = ok(wl, "numab2"), ok(wl, "numab2-async")
+        if not a or not b:
+            continue
+        sys_r = ratio(b.get("task_sys_s"), a.get("task_sys_s"))
+        t90_r = ratio(b.get("t90_s"), a.get("t90_s"))
+        if a.get("t90_s") is None and b.get("t90_s") is None:
+            t90_ok = None		# neither got there: no ratio
+        else:
+            t90_ok = t90_r is not None and t90_r <= 1.5 or \
+                (a.get("t90_s") is None and b.get("t90_s") is not None)
+        p99_ok = None
+        if a.get("p99_vs_none") is not None and b.get("p99_vs_none") is not None:
+            p99_ok = b["p99_vs_none"] <= a["p99_vs_none"]
+        verdict = {None: "n/a", True: "met", False: "**not met**"}
+        rows.append("| %s | %s / %s = %s %s | %s / %s = %s %s | %s / %s %s | %s / %s | %s / %s |" % (
+            wl, fmt(b.get("task_sys_s"), 2), fmt(a.get("task_sys_s"), 2), fmt(sys_r, 2, "-"),
+            verdict[None if sys_r is None else sys_r <= 0.5],
+            fmt(b.get("t90_s")), fmt(a.get("t90_s")), fmt(t90_r, 2, "-"), verdict[t90_ok],
+            fmt(b.get("p99_vs_none"), 2, "-"), fmt(a.get("p99_vs_none"), 2, "-"),
+            verdict[p99_ok], fmt(b.get("hot_final_pct")), fmt(a.get("hot_final_pct")),
+            "%d" % b.get("numa_hint_faults", 0), "%d" % a.get("numa_hint_faults", 0)))
+    if rows:
+        out.append("**Hint-fault source: numab2-async against numab2** (targets: the "
+                   "workload's system time <= 0.5x, t90 <= 1.5x, p99 vs none no worse):\n")
+        out.append("| workload | task sys s async / numab2 | t90 s async / numab2 | "
+                   "p99 vs none async / numab2 | hot on node0 % async / numab2 | "
+                   "hint faults async / numab2 |")
+        out.append("|---|---|---|---|---|---|")
+        out += rows
+        out.append("")
+    rows = []
+    for wl in wls:
+        ms = {p: ok(wl, p) for p in ("kmmscand", "numab2-async", "kmm+faults")}
+        if not all(ms.values()):
+            continue
+        cells = []
+        for p in ("kmmscand", "numab2-async", "kmm+faults"):
+            m = ms[p]
+            cells.append("%s / %s / %s" % (fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
+                                            fmt(m.get("promoter_cpu_s"), 2, "-")))
+        inf = float("inf")
+        t = {p: (ms[p].get("t90_s") if ms[p].get("t90_s") is not None else inf) for p in ms}
+        alone = min(t["kmmscand"], t["numab2-async"])
+        if t["kmm+faults"] < alone:
+            verdict = "both faster"
+        elif t["kmm+faults"] == alone:
+            verdict = "tie on t90"
+        else:
+            verdict = "both slower"
+        f = ms["kmm+faults"]
+        rows.append("| %s | %s | %s | %d / %d |" % (
+            wl, " | ".join(cells), verdict, f.get("kmmscand_abit_promoted", 0),
+            f.get("kmmscand_fault_promoted", 0)))
+    if rows:
+        out.append("**Both sources against each alone** (t90 s / hot on node0 % at the end / "
+                   "promoter CPU s; kmm+faults promotions found by the scanner / by hint "
+                   "faults):\n")
+        out.append("| workload | kmmscand | numab2-async | kmm+faults | kmm+faults vs the "
+                   "faster alone | abit / fault promoted |")
+        out.append("|---|---|---|---|---|---|")
+        out += rows
+        out.append("")
+    return out
 
 
 def fmt(x, nd=1, none="never"):
@@ -525,6 +610,9 @@ def main():
                   "interference).  modelled speedup: (access-weighted node-0 share f) -> "
                   "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
                   "model, not a measurement.\n" % "4096")
+
+    # ---------------------------------------------------------- hint-fault source
+    md += sources_tables(by, main_wls)
 
     # ---------------------------------------------------------- redis
     if redis_wls:

@@ -35,6 +35,9 @@
 #            redis-get redis-mix (bench/redis-workload.sh: redis-server,
 #            redis-benchmark and migratepages from the host, VM needs HOSTFS)
 # Policies:  none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb
+#            numab2-async (NUMA balancing's hint faults, promoted by
+#            kmmscand_migrate: kmmscand sources=fault, scanner idle)
+#            kmm+faults (kmmscand sources="abit fault" + numa_balancing=2)
 #            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
 #            min age AGE, for threshold sweeps); "damos" = damos-naive
 # REPEAT=N: for each workload, N rounds of all policies (rep=1..N).
@@ -187,7 +190,7 @@ fi
 # ---------------------------------------------------------------- policies
 KMM_DEFAULTS="enabled=1 scan_period_min_ms=500 scan_period_max_ms=5000 scan_size=65536
 hot_history=2 hot_threshold=2 pmd_skip=1 tlb_flush=0 migrate_batch=512
-promote_rate_limit_mbps=256 target_node=-1"
+promote_rate_limit_mbps=256 target_node=-1 sources=abit"
 
 kmm_set() {	# kmm_set key=value...
 	for kv in "$@"; do
@@ -200,7 +203,7 @@ kmm_defaults() {
 	# scan_period_max before min so that the range check passes either way
 	kmm_set enabled=0 scan_period_max_ms=5000 scan_period_min_ms=500 hot_history=2 \
 		hot_threshold=2 scan_size=65536 pmd_skip=1 tlb_flush=0 migrate_batch=512 \
-		promote_rate_limit_mbps=256 target_node=-1
+		promote_rate_limit_mbps=256 target_node=-1 sources=abit
 }
 
 damon_off() {
@@ -315,6 +318,10 @@ policy_available() {	# -> prints a reason when not
 	case "$1" in
 	none) ;;
 	kmmscand|kmm-nopmd|kmm-tlb) [ $have_kmm = 1 ] || echo "kmmscand not present" ;;
+	numab2-async|kmm+faults)
+		if [ ! -f "$KMM/sources" ]; then echo "kmmscand without the sources file"
+		elif [ $have_nb = 0 ]; then echo "NUMA balancing not present"
+		fi ;;
 	numab2) [ $have_nb = 1 ] || echo "NUMA balancing not present" ;;
 	damos-naive|damos-tuned|damos-tuned-n*a*)
 		if [ $have_damon = 0 ]; then echo "DAMON sysfs not present"
@@ -339,7 +346,7 @@ damos_tuned_args() {	# damos_tuned_args POLICY -> "MIN_NR MIN_AGE"
 
 policy_rate() {	# policy_rate POLICY -> promotion rate limit in MB/s (2^20 B)
 	case "$1" in
-	kmmscand|kmm-*) cat $KMM/promote_rate_limit_mbps 2>/dev/null ;;
+	kmmscand|kmm-*|kmm+*|numab2-async) cat $KMM/promote_rate_limit_mbps 2>/dev/null ;;
 	numab2) cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 2>/dev/null ;;
 	damos*)
 		q=$DAMON/0/contexts/0/schemes/0/quotas
@@ -356,6 +363,9 @@ policy_on() {
 	kmm-nopmd) kmm_set pmd_skip=0 enabled=1 ;;
 	kmm-tlb) kmm_set tlb_flush=1 enabled=1 ;;
 	numab2) wr 2 $NB ;;
+	# kmmscand takes the hint faults before NUMA balancing starts making them
+	numab2-async) kmm_set sources=fault enabled=1; wr 2 $NB ;;
+	kmm+faults) kmm_set "sources=abit fault" enabled=1; wr 2 $NB ;;
 	damos-naive) damon_naive_on || echo "@@WARN damon_naive_on failed" ;;
 	damos-tuned*)
 		# shellcheck disable=SC2046

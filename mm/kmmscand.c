@@ -351,15 +351,18 @@ static void kmmscand_apply_tunables(void)
 	spin_unlock(&kmmscand_mm_lock);
 }
 
+/* The scanner idles while kmmscand is off or its source is not selected. */
 static bool kmmscand_should_run(void)
 {
-	return READ_ONCE(kmmscand_enabled) || kthread_should_stop();
+	return (READ_ONCE(kmmscand_enabled) &&
+		kmmscand_source_on(KMMSCAND_SRC_ABIT)) || kthread_should_stop();
 }
 
 static bool kmmscand_wake_early(void)
 {
 	return kthread_should_stop() || READ_ONCE(kmmscand_kick) ||
-	       !READ_ONCE(kmmscand_enabled);
+	       !READ_ONCE(kmmscand_enabled) ||
+	       !kmmscand_source_on(KMMSCAND_SRC_ABIT);
 }
 
 static int kmmscand(void *unused)

@@ -152,7 +152,8 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 			w->candidates++;
 			nhist = 0;
 		} else if (kmmscand_queue_folio(folio, ms->slot.mm, target,
-						folio_nr_pages(folio))) {
+						folio_nr_pages(folio),
+						KMMSCAND_SRC_ABIT)) {
 			/*
 			 * The history stays: should this attempt fail, the
 			 * next pass that finds the page young queues it again.
@@ -169,6 +170,7 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	}
 	if (nhist != hist || entry)
 		kmmscand_hist_store(ms, idx, nhist);
+	kmmscand_record_abit(folio, nhist, w->hist_n);
 }
 
 /**
@@ -221,3 +223,4 @@ unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq)
 }
 
 #include "tests/kmmscand-kunit.h"
+#include "tests/kmmscand-sources-kunit.h"

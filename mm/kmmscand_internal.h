@@ -12,14 +12,18 @@
  *                        a target that keeps failing for an mm
  *   kmmscand_throttle.c  the rate limit and the guards of the target node
  *   kmmscand_migrate.c   the migration thread
+ *   kmmscand_record.c    the record of accesses reported by other sources
+ *                        than the scanner (NUMA hint faults)
  *   kmmscand_history.c   the per-page access history and the hotness rule
  *   kmmscand_walk.c      the page-table walk of one visit to an mm
  *   kmmscand_sysfs.c     /sys/kernel/mm/kmmscand/
  *   kmmscand.c           the scanner thread, its passes and rounds, init
  *
- * So the scanner feeds the migrator through the queue and never the other
- * way round: the migrator reports a target that failed for an mm to
- * kmmscand_target.c, which keeps the back-off in the mm's registry slot.
+ * So the scanner and the other sources feed the migrator through the
+ * queue and never the other way round: the migrator reports a target that
+ * failed for an mm to kmmscand_target.c, which keeps the back-off in the
+ * mm's registry slot.  The scanner tells the record what its passes saw;
+ * the record never calls the scanner.
  *
  * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
  * kmmscand_mm_lock.
@@ -27,7 +31,9 @@
 #ifndef _MM_KMMSCAND_INTERNAL_H
 #define _MM_KMMSCAND_INTERNAL_H
 
-#include <linux/kmmscand.h>	/* enum kmmscand_drop_reason */
+#include <linux/bits.h>
+#include <linux/jump_label.h>
+#include <linux/kmmscand.h>	/* enum kmmscand_drop_reason, _source */
 #include <linux/nodemask.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -53,6 +59,13 @@ extern bool kmmscand_tlb_flush;
 extern unsigned int kmmscand_migrate_batch;
 extern unsigned int kmmscand_promote_rate_mbps;
 extern int kmmscand_target_node;
+/* BIT(enum kmmscand_source) of the sources selected in sysfs */
+extern unsigned int kmmscand_sources;
+
+static inline bool kmmscand_source_on(enum kmmscand_source src)
+{
+	return READ_ONCE(kmmscand_sources) & BIT(src);
+}
 
 /* Capacity of the scanner -> migrator queue, in folios. */
 #define KMMSCAND_QUEUE_LEN	8192
@@ -226,6 +239,7 @@ static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
  * @nid: the target node chosen by the scanner
  * @src: the node the folio was on when it was queued (for tracing)
  * @nr: pages in the folio when it was queued
+ * @source: the source that found it hot (enum kmmscand_source)
  * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
  *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
  *
@@ -243,6 +257,7 @@ struct kmmscand_cand {
 	int nid;
 	int src;
 	unsigned int nr;
+	int source;
 	int gone;
 };
 
@@ -253,7 +268,8 @@ extern struct kmmscand_cand *kmmscand_batch;
 int kmmscand_queue_init(void);
 void kmmscand_queue_free(void);
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
-			  int nid, unsigned int nr);
+			  int nid, unsigned int nr, enum kmmscand_source source);
+bool kmmscand_pfn_queued(unsigned long pfn);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 unsigned int kmmscand_queue_held(void);
 unsigned long kmmscand_queue_want(unsigned int batch);
@@ -282,9 +298,27 @@ void kmmscand_node_promoted(int nid, unsigned long pages);
 
 /* Migration thread (mm/kmmscand_migrate.c). */
 void kmmscand_migrate_wake(bool tunables);
+void kmmscand_migrate_nudge(void);
 bool kmmscand_folio_promotable(struct folio *folio);
 int kmmscand_migrate_init(void);
 void kmmscand_migrate_exit(void);
+
+/* Record of the other sources (mm/kmmscand_record.c). */
+int kmmscand_sources_set(unsigned int mask);
+void __kmmscand_record_abit(struct folio *folio, unsigned int history,
+			    unsigned int n);
+
+/*
+ * The scanner's view of a slow-tier folio it looked at (@history after the
+ * pass, of @n passes), for the hint-fault source; nobody else reads it, so
+ * it is only kept while that source is on.
+ */
+static inline void kmmscand_record_abit(struct folio *folio,
+					unsigned int history, unsigned int n)
+{
+	if (static_branch_unlikely(&kmmscand_fault_source))
+		__kmmscand_record_abit(folio, history, n);
+}
 
 /* History (mm/kmmscand_history.c). */
 void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,

@@ -4,7 +4,8 @@
  *
  * This thread takes up to migrate_batch pages at a time from the queue
  * (mm/kmmscand_queue.c), looks each folio up again and revalidates it,
- * isolates it and calls migrate_pages() once per target node and memcg.
+ * isolates it and calls migrate_pages() once per target node, source and
+ * memcg.
  * It holds a batch back while the rate limit or a guard of the target
  * node says so (mm/kmmscand_throttle.c), and reports a target that
  * promoted nothing for an mm (mm/kmmscand_target.c).
@@ -182,9 +183,16 @@ static unsigned int kmmscand_migrate_list(struct list_head *folios, int nid,
 	return nr_succeeded;
 }
 
+/* Pages promoted, per source. */
+static const enum vm_event_item kmmscand_promoted_event[KMMSCAND_NR_SOURCES] = {
+	[KMMSCAND_SRC_ABIT] = KMMSCAND_ABIT_PROMOTED,
+	[KMMSCAND_SRC_FAULT] = KMMSCAND_FAULT_PROMOTED,
+};
+
 /*
- * Promote the candidates [first, last) of the batch, all towards @nid.
- * Returns the pages that were deferred (put back to the queue).
+ * Promote the candidates [first, last) of the batch, all towards @nid and
+ * all from one source.  Returns the pages that were deferred (put back to
+ * the queue).
  */
 static unsigned long kmmscand_promote_group(unsigned int first,
 					    unsigned int last, int nid, u64 now)
@@ -261,10 +269,12 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	failed = isolated - min(isolated, nr_succeeded);
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
 	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
+	count_vm_events(kmmscand_promoted_event[kmmscand_batch[first].source],
+			nr_succeeded);
 	count_vm_events(KMMSCAND_FAIL_MIGRATE, failed);
 	kmmscand_node_promoted(nid, nr_succeeded);
 	trace_kmmscand_migrate_batch(isolated, nr_succeeded, failed, nid,
-				     MR_KMMSCAND);
+				     MR_KMMSCAND, kmmscand_batch[first].source);
 
 	/*
 	 * Nothing moved: let the mms involved back off this target.  Only
@@ -333,7 +343,8 @@ static long kmmscand_migrate_once(void)
 	for (i = 0; i < n; ) {
 		unsigned int j = i + 1;
 
-		while (j < n && kmmscand_batch[j].nid == kmmscand_batch[i].nid)
+		while (j < n && kmmscand_batch[j].nid == kmmscand_batch[i].nid &&
+		       kmmscand_batch[j].source == kmmscand_batch[i].source)
 			j++;
 		deferred += kmmscand_promote_group(i, j, kmmscand_batch[i].nid,
 						   now);
@@ -351,7 +362,30 @@ static long kmmscand_migrate_once(void)
 	return 0;
 }
 
+/* Waiting for work, not throttled: set before waiting, cleared after. */
 static bool kmmscand_migrate_idle;
+
+/**
+ * kmmscand_migrate_nudge - wake the migrator if it waits for work
+ *
+ * For a source that queues one candidate at a time (a hint fault): a
+ * migrator that is busy, or sleeps on the rate limit or a guard, is left
+ * alone, so that a stream of candidates does not cost a wake-up each.
+ *
+ * Context: any context that may wake a task; the caller queued a
+ * candidate just before.
+ */
+void kmmscand_migrate_nudge(void)
+{
+	/*
+	 * Order the queueing before the test of the flag; pairs with the
+	 * barrier of the migrator's wait between setting the flag and
+	 * testing the queue, so that one of the two sees the other.
+	 */
+	smp_mb();
+	if (READ_ONCE(kmmscand_migrate_idle))
+		wake_up_interruptible(&kmmscand_migrate_wait);
+}
 
 static bool kmmscand_migrate_wake_cond(void)
 {
@@ -372,10 +406,12 @@ static int kmmscand_migrate(void *unused)
 			try_to_freeze();
 			continue;
 		}
-		kmmscand_migrate_idle = timeout == MAX_SCHEDULE_TIMEOUT;
+		WRITE_ONCE(kmmscand_migrate_idle,
+			   timeout == MAX_SCHEDULE_TIMEOUT);
 		wait_event_freezable_timeout(kmmscand_migrate_wait,
 					     kmmscand_migrate_wake_cond(),
 					     timeout);
+		WRITE_ONCE(kmmscand_migrate_idle, false);
 	}
 	return 0;
 }

@@ -48,6 +48,7 @@ bool kmmscand_tlb_flush __read_mostly;
 unsigned int kmmscand_migrate_batch __read_mostly = 512;
 unsigned int kmmscand_promote_rate_mbps __read_mostly = 256;
 int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
+unsigned int kmmscand_sources __read_mostly = BIT(KMMSCAND_SRC_ABIT);
 
 struct kmmscand_scan kmmscand_scan = {
 	.mm_head = LIST_HEAD_INIT(kmmscand_scan.mm_head),

@@ -3,12 +3,13 @@
  * kmmscand_queue: the promotion candidates on their way from the scanner to
  * the migration thread.
  *
- * The scanner hands candidates over through a bounded ring: the PFN of a
- * folio and what identifies it (mapping and index), the mm it was found in
- * (an opaque key for purging, never dereferenced here), the target node
- * and its size.  A queued candidate holds no folio reference.  The scanner
- * never blocks: when the ring is full it stops its visit and resumes there
- * later.
+ * The scanner and the hint-fault source (mm/kmmscand_record.c) hand
+ * candidates over through a bounded ring: the PFN of a folio and what
+ * identifies it (mapping and index), the mm it was found in (an opaque key
+ * for purging, never dereferenced here), the target node, its size and the
+ * source.  A queued candidate holds no folio reference.  Neither source
+ * blocks: when the ring is full the scanner stops its visit and resumes
+ * there later, and a hint fault drops its candidate.
  *
  * The migration thread takes a batch of candidates out of the ring at a
  * time (kmmscand_batch_get()), puts back the ones it defers
@@ -67,22 +68,32 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * @mm: the mm it was found in (key only)
  * @nid: target node
  * @nr: pages in @folio
+ * @source: the source that found it hot
  *
  * Never blocks and takes no folio reference: the candidate is recorded by
  * PFN and identity (mapping, index) and looked up again at batch time.  A
- * folio that is already queued is not queued again.
+ * folio that is already queued is not queued again.  Nothing is queued for
+ * an mm that opted out: checked under the queue lock, which the opt-out's
+ * purge takes after setting the flag, so that a source that does not hold
+ * mmap_lock (a hint fault under the VMA lock) cannot queue behind it.
  *
  * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
+ * @mm is alive (the caller maps @folio in it).
  *
- * Return: true if queued (now or before), false if the queue is full.
+ * Return: true if queued (now or before) or not wanted, false if the
+ * queue is full.
  */
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
-			  int nid, unsigned int nr)
+			  int nid, unsigned int nr, enum kmmscand_source source)
 {
 	unsigned long pfn = folio_pfn(folio);
 	struct kmmscand_cand *e;
 
 	spin_lock(&kmmscand_queue_lock);
+	if (unlikely(test_bit(MMF_KMMSCAND_OFF, &mm->flags))) {
+		spin_unlock(&kmmscand_queue_lock);
+		return true;
+	}
 	if (xa_load(&kmmscand_queued, pfn)) {
 		/* Already on its way: nothing to add. */
 		spin_unlock(&kmmscand_queue_lock);
@@ -101,12 +112,26 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 	e->nid = nid;
 	e->src = folio_nid(folio);
 	e->nr = nr;
+	e->source = source;
 	e->gone = KMMSCAND_ALIVE;
 	kmmscand_ring_len++;
 	kmmscand_ring_pages += nr;
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
 	spin_unlock(&kmmscand_queue_lock);
 	return true;
+}
+
+/**
+ * kmmscand_pfn_queued - is a folio on its way to the migrator?
+ * @pfn: the folio's first page frame
+ *
+ * Context: any; lockless (RCU), a snapshot that may be stale at once.
+ *
+ * Return: true if a candidate for @pfn is in the ring or the batch.
+ */
+bool kmmscand_pfn_queued(unsigned long pfn)
+{
+	return READ_ONCE(kmmscand_nr_held) && xa_load(&kmmscand_queued, pfn);
 }
 
 /**
@@ -124,7 +149,8 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 {
 	unsigned int i, kept = 0, dropped = 0;
 
-	if (!READ_ONCE(kmmscand_nr_held))
+	/* An opt-out always locks: see kmmscand_queue_folio(). */
+	if (why != KMMSCAND_DROP_OPTOUT && !READ_ONCE(kmmscand_nr_held))
 		goto wait;
 
 	spin_lock(&kmmscand_queue_lock);
@@ -241,6 +267,8 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
 
 	if (x->nid != y->nid)
 		return x->nid < y->nid ? -1 : 1;
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
 	if (x->mm != y->mm)
 		return (unsigned long)x->mm < (unsigned long)y->mm ? -1 : 1;
 	return 0;
@@ -252,8 +280,8 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
  * @pulled: set to the pages taken, which may be less
  *
  * Moves candidates from the head of the ring into kmmscand_batch, up to
- * @want pages but at least one candidate, and sorts them by target node
- * and mm.
+ * @want pages but at least one candidate, and sorts them by target node,
+ * source and mm.
  *
  * Context: the migration thread; sleeps.  Returns holding
  * kmmscand_batch_mutex, which kmmscand_batch_put() releases.

@@ -21,6 +21,7 @@
 
 #include "kmmscand_internal.h"
 #include "kmmscand_policy.h"
+#include "kmmscand_sources.h"
 
 /* Limits of the sysfs tunables (see the ABI document). */
 #define KMMSCAND_PERIOD_FLOOR_MS	100	/* scan_period_min_ms >= */
@@ -49,6 +50,7 @@ enum kmmscand_tunable_type {
 	KMMSCAND_T_UINT,
 	KMMSCAND_T_BOOL,
 	KMMSCAND_T_NODE,	/* -1 or a top-tier node with memory */
+	KMMSCAND_T_SOURCES,	/* names of sources, BIT(enum kmmscand_source) */
 };
 
 struct kmmscand_tunable {
@@ -75,6 +77,19 @@ struct kmmscand_tunable {
 		.var = &(_var), .type = KMMSCAND_T_BOOL, .max = 1,	\
 	}
 
+/* The selected sources by name, separated by spaces. */
+static ssize_t kmmscand_sources_show(unsigned int mask, char *buf)
+{
+	unsigned int src;
+	int len = 0;
+
+	for (src = 0; src < KMMSCAND_NR_SOURCES; src++)
+		if (mask & BIT(src))
+			len += sysfs_emit_at(buf, len, "%s%s", len ? " " : "",
+					     kmmscand_source_name(src));
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
 static ssize_t kmmscand_tunable_show(struct kobject *kobj,
 				     struct kobj_attribute *attr, char *buf)
 {
@@ -82,6 +97,9 @@ static ssize_t kmmscand_tunable_show(struct kobject *kobj,
 		container_of(attr, struct kmmscand_tunable, attr);
 
 	switch (t->type) {
+	case KMMSCAND_T_SOURCES:
+		return kmmscand_sources_show(READ_ONCE(*(unsigned int *)t->var),
+					     buf);
 	case KMMSCAND_T_BOOL:
 		return sysfs_emit(buf, "%d\n", READ_ONCE(*(bool *)t->var));
 	case KMMSCAND_T_NODE:
@@ -106,16 +124,28 @@ static ssize_t kmmscand_tunable_store(struct kobject *kobj,
 	struct kmmscand_tunable *t =
 		container_of(attr, struct kmmscand_tunable, attr);
 	unsigned int val = 0, lo = t->min, hi = t->max;
-	int nid = NUMA_NO_NODE;
+	int nid = NUMA_NO_NODE, err;
 
 	if (t->type == KMMSCAND_T_NODE) {
 		if (kstrtoint(buf, 10, &nid) || !kmmscand_valid_target(nid))
+			return -EINVAL;
+	} else if (t->type == KMMSCAND_T_SOURCES) {
+		if (kmmscand_sources_parse(buf, count, &val))
 			return -EINVAL;
 	} else if (kstrtouint(buf, 10, &val)) {
 		return -EINVAL;
 	}
 
 	mutex_lock(&kmmscand_mutex);
+	if (t->type == KMMSCAND_T_SOURCES) {
+		/* Not a number: its own setter, which may fail. */
+		err = kmmscand_sources_set(val);
+		mutex_unlock(&kmmscand_mutex);
+		if (err)
+			return err;
+		kmmscand_tunables_changed();
+		return count;
+	}
 	if (t->min_var)
 		lo = max(lo, *t->min_var);
 	if (t->max_var)
@@ -164,6 +194,11 @@ static struct kmmscand_tunable kmmscand_tunables[] = {
 		.attr = __ATTR(target_node, 0644, kmmscand_tunable_show,
 			       kmmscand_tunable_store),
 		.var = &kmmscand_target_node, .type = KMMSCAND_T_NODE,
+	},
+	{
+		.attr = __ATTR(sources, 0644, kmmscand_tunable_show,
+			       kmmscand_tunable_store),
+		.var = &kmmscand_sources, .type = KMMSCAND_T_SOURCES,
 	},
 };
 

@@ -490,6 +490,7 @@ void kmmscand_flush_counts(struct kmmscand_walk *w)
 	count_vm_events(KMMSCAND_PTE_SCANNED, w->scanned);
 	count_vm_events(KMMSCAND_PMD_SKIPPED, w->pmd_skipped);
 	count_vm_events(KMMSCAND_YOUNG, w->young);
+	count_vm_events(KMMSCAND_ABIT_RECORDED, w->young);
 	count_vm_events(KMMSCAND_THP_YOUNG, w->thp_young);
 	count_vm_events(KMMSCAND_CANDIDATE, w->candidates);
 	count_vm_events(KMMSCAND_CANDIDATE_DROP, w->drops);

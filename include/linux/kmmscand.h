@@ -2,10 +2,25 @@
 #ifndef _LINUX_KMMSCAND_H
 #define _LINUX_KMMSCAND_H
 
+#include <linux/jump_label.h>
 #include <linux/sched/coredump.h>	/* MMF_VM_KMMSCAND, MMF_KMMSCAND_OFF */
 
+struct folio;
 struct mm_struct;
 struct pglist_data;
+struct vm_area_struct;
+struct vm_fault;
+
+/*
+ * Where kmmscand learns of an access (sysfs "sources", tracepoints, the
+ * kmmscand_<source>_* counters).  The scanner's Accessed bits are a coarse
+ * source (used at least once per pass); the others report single accesses.
+ */
+enum kmmscand_source {
+	KMMSCAND_SRC_ABIT,	/* the scanner thread: page table Accessed bits */
+	KMMSCAND_SRC_FAULT,	/* NUMA balancing hint faults (tiering mode) */
+	KMMSCAND_NR_SOURCES,
+};
 
 /* Why a candidate left the queue without being migrated (tracepoint). */
 enum kmmscand_drop_reason {
@@ -28,6 +43,61 @@ void __kmmscand_enter(struct mm_struct *mm);
 void __kmmscand_exit(struct mm_struct *mm);
 int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
 bool kmmscand_promo_wmark_active(struct pglist_data *pgdat);
+bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
+			    unsigned long addr, int nid,
+			    enum kmmscand_source src);
+bool __kmmscand_numa_hint_fault(struct folio *folio, struct vm_fault *vmf,
+				unsigned long addr);
+bool __kmmscand_numa_queued(struct folio *folio);
+
+/* On while the hint-fault source is selected (mm/kmmscand_record.c). */
+DECLARE_STATIC_KEY_FALSE(kmmscand_fault_source);
+
+/**
+ * kmmscand_numa_hint_fault - offer a NUMA hint fault to kmmscand
+ * @folio: the folio that faulted, mapped under the page table lock held
+ * @vmf: the fault
+ * @addr: the faulting address (the start of a PMD-mapped THP)
+ *
+ * With the hint-fault source selected, kmmscand takes the hint faults on
+ * slow-tier folios in NUMA balancing's tiering mode: it records the access
+ * and promotes the folio from its migration thread if that makes it hot.
+ * Otherwise, and always while the source is not selected (a static key),
+ * the fault is NUMA balancing's alone.
+ *
+ * Context: atomic, the page table lock of @vmf held.
+ *
+ * Return: true if kmmscand took the fault: the caller must not migrate.
+ */
+static inline bool kmmscand_numa_hint_fault(struct folio *folio,
+					    struct vm_fault *vmf,
+					    unsigned long addr)
+{
+	if (!static_branch_unlikely(&kmmscand_fault_source))
+		return false;
+	return __kmmscand_numa_hint_fault(folio, vmf, addr);
+}
+
+/**
+ * kmmscand_numa_skip_sample - may NUMA balancing's scan skip a folio?
+ * @folio: the folio about to be made PROT_NONE, mapped under the page
+ *	table lock held
+ *
+ * With the hint-fault source selected, a slow-tier folio that kmmscand
+ * already queued for promotion is left accessible: another hint fault on
+ * it would cost the task a fault and tell kmmscand nothing new.  While the
+ * source is not selected (a static key) every folio is sampled as before.
+ *
+ * Context: atomic, the page table lock held.
+ *
+ * Return: true if the caller should not sample @folio.
+ */
+static inline bool kmmscand_numa_skip_sample(struct folio *folio)
+{
+	if (!static_branch_unlikely(&kmmscand_fault_source))
+		return false;
+	return __kmmscand_numa_queued(folio);
+}
 
 /*
  * A new mm (fork or exec) starts without MMF_VM_KMMSCAND: mmf_init_flags()
@@ -84,6 +154,26 @@ static inline void kmmscand_exit(struct mm_struct *mm)
 }
 
 static inline bool kmmscand_promo_wmark_active(struct pglist_data *pgdat)
+{
+	return false;
+}
+
+static inline bool kmmscand_record_access(struct folio *folio,
+					  struct vm_area_struct *vma,
+					  unsigned long addr, int nid,
+					  enum kmmscand_source src)
+{
+	return false;
+}
+
+static inline bool kmmscand_numa_hint_fault(struct folio *folio,
+					    struct vm_fault *vmf,
+					    unsigned long addr)
+{
+	return false;
+}
+
+static inline bool kmmscand_numa_skip_sample(struct folio *folio)
 {
 	return false;
 }

@@ -114,6 +114,8 @@ TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_RATELIMIT);
 TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_WATERMARK);
 TRACE_DEFINE_ENUM(KMMSCAND_THROTTLE_DEMOTION);
 TRACE_DEFINE_ENUM(MR_KMMSCAND);
+TRACE_DEFINE_ENUM(KMMSCAND_SRC_ABIT);
+TRACE_DEFINE_ENUM(KMMSCAND_SRC_FAULT);
 
 TRACE_EVENT(kmmscand_candidate_drop,
 
@@ -143,15 +145,16 @@ TRACE_EVENT(kmmscand_candidate_drop,
 );
 
 /*
- * One migrate_pages() call.  @nr, @succeeded and @failed are all in base
- * pages (a PMD-mapped THP counts HPAGE_PMD_NR), @succeeded + @failed == @nr.
+ * The migrations of one batch towards one node of candidates from one
+ * source.  @nr, @succeeded and @failed are all in base pages (a PMD-mapped
+ * THP counts HPAGE_PMD_NR), @succeeded + @failed == @nr.
  */
 TRACE_EVENT(kmmscand_migrate_batch,
 
 	TP_PROTO(unsigned int nr, unsigned int succeeded, unsigned int failed,
-		 int target_nid, int reason),
+		 int target_nid, int reason, int source),
 
-	TP_ARGS(nr, succeeded, failed, target_nid, reason),
+	TP_ARGS(nr, succeeded, failed, target_nid, reason, source),
 
 	TP_STRUCT__entry(
 		__field(unsigned int, nr)
@@ -159,6 +162,7 @@ TRACE_EVENT(kmmscand_migrate_batch,
 		__field(unsigned int, failed)
 		__field(int, target_nid)
 		__field(int, reason)
+		__field(int, source)
 	),
 
 	TP_fast_assign(
@@ -167,13 +171,59 @@ TRACE_EVENT(kmmscand_migrate_batch,
 		__entry->failed = failed;
 		__entry->target_nid = target_nid;
 		__entry->reason = reason;
+		__entry->source = source;
 	),
 
-	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%s",
+	TP_printk("nr=%u succeeded=%u failed=%u target_nid=%d reason=%s source=%s",
 		  __entry->nr, __entry->succeeded, __entry->failed,
 		  __entry->target_nid,
 		  __print_symbolic(__entry->reason,
-				   { MR_KMMSCAND, "kmmscand" }))
+				   { MR_KMMSCAND, "kmmscand" }),
+		  __print_symbolic(__entry->source,
+				   { KMMSCAND_SRC_ABIT, "abit" },
+				   { KMMSCAND_SRC_FAULT, "fault" }))
+);
+
+/*
+ * An access reported by a source other than the scanner (a hint fault),
+ * in the context that took it.  @nid is the node of the accessing CPU,
+ * @target_nid where the folio would go (-1: nowhere allowed), @faults and
+ * @coarse the evidence remembered before this access (hint faults, young
+ * passes of the scanner), @hot whether it made the folio a candidate.
+ */
+TRACE_EVENT(kmmscand_record,
+
+	TP_PROTO(unsigned long pfn, int nid, int target_nid, int source,
+		 unsigned int faults, unsigned int coarse, bool hot),
+
+	TP_ARGS(pfn, nid, target_nid, source, faults, coarse, hot),
+
+	TP_STRUCT__entry(
+		__field(unsigned long, pfn)
+		__field(int, nid)
+		__field(int, target_nid)
+		__field(int, source)
+		__field(unsigned int, faults)
+		__field(unsigned int, coarse)
+		__field(bool, hot)
+	),
+
+	TP_fast_assign(
+		__entry->pfn = pfn;
+		__entry->nid = nid;
+		__entry->target_nid = target_nid;
+		__entry->source = source;
+		__entry->faults = faults;
+		__entry->coarse = coarse;
+		__entry->hot = hot;
+	),
+
+	TP_printk("pfn=0x%lx nid=%d target_nid=%d source=%s faults=%u coarse=%u hot=%d",
+		  __entry->pfn, __entry->nid, __entry->target_nid,
+		  __print_symbolic(__entry->source,
+				   { KMMSCAND_SRC_ABIT, "abit" },
+				   { KMMSCAND_SRC_FAULT, "fault" }),
+		  __entry->faults, __entry->coarse, __entry->hot)
 );
 
 TRACE_EVENT(kmmscand_throttle,

@@ -25,7 +25,9 @@ static const struct {
 				 "candidates", "period_ms", "budget" } },
 	{ "kmmscand_candidate_drop", { "pfn", "nid", "reason" } },
 	{ "kmmscand_migrate_batch", { "nr", "succeeded", "failed",
-				      "target_nid", "reason" } },
+				      "target_nid", "reason", "source" } },
+	{ "kmmscand_record", { "pfn", "nid", "target_nid", "source", "faults",
+			       "coarse", "hot" } },
 	{ "kmmscand_throttle", { "reason", "target_nid", "nr" } },
 };
 
