@@ -117,6 +117,12 @@ enum kmm_stat {
 	S_FAIL_STALE,
 	S_FAIL_MIGRATE,
 	S_FAIL_EXIT,
+	S_ABIT_RECORDED,
+	S_ABIT_PROMOTED,
+	S_FAULT_RECORDED,
+	S_FAULT_PROMOTED,
+	S_FAULT_FALLBACK,
+	S_RECORD_LOST,
 	NR_KMM_STATS
 };
 
@@ -138,6 +144,12 @@ static const char * const kmm_stat_names[NR_KMM_STATS] = {
 	"kmmscand_fail_stale",
 	"kmmscand_fail_migrate",
 	"kmmscand_fail_exit",
+	"kmmscand_abit_recorded",
+	"kmmscand_abit_promoted",
+	"kmmscand_fault_recorded",
+	"kmmscand_fault_promoted",
+	"kmmscand_fault_fallback",
+	"kmmscand_record_lost",
 };
 
 struct kmm_stats {
