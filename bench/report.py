@@ -55,7 +55,8 @@ def parse(path):
                        "rep": int(num(d.get("rep"), 1)), "rate": None, "balloon": {},
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
                        "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
-                       "damos": {}, "skip": None, "info": [], "warn": [], "phase": None,
+                       "damos": {}, "skip": None, "info": [], "warn": [], "vmstall": [],
+                       "phase": None,
                        "setup": {}, "NM": [], "BM": [], "redis_tests": [], "redis": None,
                        "load": {}, "move": {}}
             elif cur is None:
@@ -83,6 +84,8 @@ def parse(path):
                 cur["info"].append(tag[7:])
             elif tag.startswith("@@WARN "):
                 cur["warn"].append(tag[7:])
+            elif tag.startswith("@@VMSTALL "):
+                cur["vmstall"].append(tag[10:])
             elif line.startswith("NM "):
                 d = kv(line)
                 cur["NM"].append((num(line.split()[1], 0), num(d.get("on0"), 0),
@@ -127,14 +130,29 @@ def at_time(series, t):
     return before[-1] if before else (series[0][1] if series else None)
 
 
+def run_status(run, ok):
+    """ok, or why the run is left out of the medians: skipped, failed, or
+    vm-stall (the guest logged a soft lockup or an RCU stall meanwhile)."""
+    if run["skip"]:
+        return "skipped"
+    if not ok:
+        return "failed"
+    return "vm-stall" if run["vmstall"] else "ok"
+
+
+def run_note(run):
+    if run["skip"]:
+        return run["skip"]
+    return "; ".join((run["vmstall"] + run["warn"])[:3])
+
+
 def redis_metrics(run, dur):
     """Metrics of a redis workload run (bench/redis-workload.sh)."""
     r = run["redis"] or {}
     ok = bool(r) and run.get("rc") == 0 and r.get("failed") == "0"
     m = {"workload": run["workload"], "policy": run["policy"], "rep": run.get("rep", 1),
          "kind": "redis",
-         "status": "skipped" if run["skip"] else ("ok" if ok else "failed"),
-         "note": run["skip"] or ("; ".join(run["warn"][:3]) if run["warn"] else "")}
+         "status": run_status(run, ok), "note": run_note(run)}
     if not r:
         return m
     nm = [(t, on0) for t, on0, _, _ in run["NM"]]
@@ -181,8 +199,7 @@ def metrics(run, lat0, lat1, dur=None):
         return redis_metrics(run, dur)
     r = run["result"]
     m = {"workload": run["workload"], "policy": run["policy"], "rep": run.get("rep", 1),
-         "status": "skipped" if run["skip"] else ("ok" if r and run.get("rc") == 0 else "failed"),
-         "note": run["skip"] or ("; ".join(run["warn"][:3]) if run["warn"] else "")}
+         "status": run_status(run, bool(r) and run.get("rc") == 0), "note": run_note(run)}
     if not r:
         return m
     t50, t90 = num(r.get("t50"), -1), num(r.get("t90"), -1)
@@ -765,6 +782,14 @@ def main():
         else:
             summ.append("scan cost: not measured (%s)" % "; ".join(
                 "%s: %s" % (m["policy"], m["note"] or m["status"]) for m in sc))
+    left = [m for m in rows if m["status"] not in ("ok", "skipped")]
+    if left:
+        md.append("## Runs left out of the tables and medians\n")
+        for m in left:
+            md.append("- %s / %s rep %s: %s%s" % (m["workload"], m["policy"], m.get("rep", 1),
+                                                m["status"], ": " + m["note"] if m["note"] else ""))
+        md.append("")
+        summ.append("runs left out (failed or vm-stall): %d of %d" % (len(left), len(rows)))
     summ.append("total guest wall time %s s" % env.get("total_wall", "?"))
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(summ) + "\n")

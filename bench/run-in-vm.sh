@@ -407,6 +407,19 @@ vmstat_delta() {
 	$1 ~ keys { d = $2 - b[$1]; if (d != 0) printf "@@VMSTAT %s %d\n", $1, d }' "$1" "$2"
 }
 
+# The guest's CPUs stalled during the run (soft lockup, RCU stall, hung
+# task): under TCG on a loaded host an emulated string instruction (the
+# kernel's page copy or clear) has been seen to stall a vCPU for 20-50 s,
+# in kmmscand's thread, in NUMA balancing's tasks and in unrelated ones.
+# What such a run measured is the host, not the policy: report.py keeps it
+# out of the medians and lists it.
+vm_stalls() {	# vm_stalls UPTIME_AT_START -> @@VMSTALL lines
+	dmesg 2>/dev/null | awk -v t0="$1" '
+	{ s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
+	/soft lockup|rcu_sched self-detected stall|rcu_sched detected stalls|blocked for more than/ {
+		sub(/^\[[^]]*\] */, ""); print "@@VMSTALL " $0; if (++n == 3) exit }'
+}
+
 node_free() {
 	for n in /sys/devices/system/node/node[0-9]*; do
 		printf '%s=%s ' "$(basename $n)_free_mb" \
@@ -501,6 +514,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	done
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
+	up0=$(cut -d' ' -f1 /proc/uptime)
 	policy_on $p
 	echo "@@RATE $(policy_rate $p)"
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
@@ -514,6 +528,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	all_off
 	vmstat_delta $TMP/vm0 $TMP/vm1
 	cpu_delta $TMP/cpu0 $TMP/cpu1
+	vm_stalls "$up0"
 	echo "@@INFO after $(node_free)"
 	echo "@@RUN-END workload=$w policy=$p rep=$r rc=$rc wall=$((t1 - t0))"
 }
