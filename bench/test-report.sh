@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Host-side checks of the bench's bookkeeping, run by `make test`: a run
+# during which the guest logged a CPU stall is reported by run-in-vm.sh's
+# vm_stalls() and left out of report.py's medians.  Prints "ok NAME" or
+# "not ok NAME: why" per check.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() {	# check NAME CONDITION-EXIT-STATUS WHY
+	if [ "$2" = 0 ]; then echo "ok $1"; else echo "not ok $1: $3"; fi
+}
+
+# vm_stalls() from run-in-vm.sh, with dmesg replaced by a fixed log: only
+# stall lines stamped at or after the run's start may be reported.
+fn=$(sed -n '/^vm_stalls() {/,/^}/p' "$here/run-in-vm.sh")
+cat > "$tmp/dmesg" <<'LOG'
+[    5.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [before:1]
+[   15.100000] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kmmscand_migrat:34]
+[   16.000000] rcu: INFO: rcu_sched self-detected stall on CPU
+[   17.000000] some other line
+LOG
+# shellcheck disable=SC2317 # dmesg is called by the eval'd function
+got=$(dmesg() { cat "$tmp/dmesg"; }; eval "$fn"; vm_stalls 10.5)
+want='@@VMSTALL watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kmmscand_migrat:34]
+@@VMSTALL rcu: INFO: rcu_sched self-detected stall on CPU'
+[ -n "$fn" ] && [ "$got" = "$want" ]
+check bench:vm-stalls-since-start $? "got: $(echo "$got" | tr '\n' '|')"
+
+# report.py: three rounds of none and kmmscand; kmmscand's third round
+# (t90 9 s) stalled.  Its median t90 must come from rounds 1 and 2 only.
+{
+	echo "@@ENV workloads=hotcold policies=none,kmmscand scancost=0 repeat=3 dur=10"
+	for r in 1 2 3; do
+		for p in none kmmscand; do
+			t90=-1
+			[ $p = kmmscand ] && t90=$r
+			[ $p = kmmscand ] && [ $r = 3 ] && t90=9
+			echo "@@RUN-BEGIN workload=hotcold policy=$p rep=$r args=--mode hotcold"
+			echo "T 1.0 hot_on0=0.5 cold_on0=0.0 acc_on0=0.5 ops=100"
+			echo "W 0 nbatch=10 p50_us=10 p90_us=20 p99_us=30 max_us=40 utime=1 stime=0.1 ops=100"
+			echo "RESULT mode=hotcold secs=10 setup_s=1 hot_final=1.0 cold_final=0.0" \
+			     "acc_on0=1.0 t50=$t90 t90=$t90 p50_us=10 p90_us=20 p99_us=30 max_us=40" \
+			     "nbatch=10 ops=100"
+			[ $p = kmmscand ] && [ $r = 3 ] &&
+				echo "@@VMSTALL watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kmmscand_migrat:34]"
+			echo "@@RUN-END workload=hotcold policy=$p rep=$r rc=0 wall=12"
+		done
+	done
+} > "$tmp/raw.log"
+if ! python3 "$here/report.py" "$tmp/raw.log" "$tmp/out" > "$tmp/report.out" 2>&1; then
+	echo "not ok bench:report-vm-stall: report.py failed: $(tail -1 "$tmp/report.out")"
+	exit 0
+fi
+row=$(python3 - "$tmp/out" <<'PY'
+import csv, sys
+d = sys.argv[1]
+runs = {(r["policy"], r["rep"]): r["status"] for r in csv.DictReader(open(d + "/results.csv"))}
+med = {r["policy"]: r for r in csv.DictReader(open(d + "/results-median.csv"))}
+print(runs[("kmmscand", "3")], runs[("kmmscand", "1")], med["kmmscand"]["runs"],
+      med["kmmscand"]["t90_s"])
+PY
+)
+[ "$row" = "vm-stall ok 2 1.5" ]
+check bench:report-vm-stall-status-and-median $? "status rep3, rep1, runs, t90 median: $row (want vm-stall ok 2 1.5)"
+grep -q '^- hotcold / kmmscand rep 3: vm-stall: watchdog: BUG: soft lockup' "$tmp/out/results.md"
+check bench:report-vm-stall-listed $? "results.md does not list the stalled run"
