@@ -19,7 +19,9 @@ static void kmmscand_test_period_steady(struct kunit *test)
 	/* 0 < Y <= X: unchanged */
 	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 10, 0, 500, 5000));
 	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 1, 0, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 10, 0, 16384));
+	/* above the floor (16384 / 16 = 1024), where a halving would show */
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 10, 10, 0, 16384));
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 10, 1, 0, 16384));
 }
 
 static void kmmscand_test_period_ramp(struct kunit *test)
@@ -148,9 +150,9 @@ static void kmmscand_test_period_warm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 2500U, kmmscand_next_period(5000, 0, 0, 1, 500, 5000));
 	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_period(600, 3, 0, 9, 500, 5000));
 	KUNIT_EXPECT_EQ(test, 8192U, kmmscand_next_budget(4096, 0, 0, 1, 65536));
-	/* W does not turn a steady pass into a ramp */
+	/* W does not turn a steady pass into a ramp, nor into a decay */
 	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_period(2000, 10, 5, 7, 500, 5000));
-	KUNIT_EXPECT_EQ(test, 1024U, kmmscand_next_budget(1024, 10, 5, 7, 16384));
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_next_budget(4096, 10, 5, 7, 16384));
 }
 
 static void kmmscand_test_hot_ample(struct kunit *test)
@@ -251,7 +253,7 @@ static void kmmscand_test_bucket_cap(struct kunit *test)
 	/* lowering the rate shrinks an overfull bucket */
 	b.tokens = 1ULL << 40;
 	kmmscand_bucket_refill(&b, 11 * NSEC_PER_SEC, 1, 512);
-	KUNIT_EXPECT_EQ(test, (u64)max_t(u64, KT_PAGES_PER_MB, 512), b.tokens);
+	KUNIT_EXPECT_EQ(test, 512ULL, b.tokens);
 }
 
 static void kmmscand_test_bucket_zero_rate(struct kunit *test)
@@ -291,6 +293,28 @@ static void kmmscand_test_bucket_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0ULL, kmmscand_bucket_wait_ns(&b, 0, 1));
 }
 
+static void kmmscand_test_bucket_wait(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 0, .last_ns = 0 };
+
+	if (PAGE_SIZE != SZ_4K)
+		kunit_skip(test, "the expected values assume 4 KiB pages");
+	/* 1 MB/s is 256 pages/s: 3 pages are 3/256 s */
+	KUNIT_EXPECT_EQ(test, 11718750ULL, kmmscand_bucket_wait_ns(&b, 3, 1));
+	/* only the missing tokens count: 8 wanted, 5 there */
+	b.tokens = 5;
+	KUNIT_EXPECT_EQ(test, 11718750ULL, kmmscand_bucket_wait_ns(&b, 8, 1));
+	/* 3 MB/s is 768 pages/s: 1/768 s = 1302083.33 ns, rounded up */
+	b.tokens = 0;
+	KUNIT_EXPECT_EQ(test, 1302084ULL, kmmscand_bucket_wait_ns(&b, 1, 3));
+	/* one page short of a second's worth: 767/768 s, under the cap */
+	KUNIT_EXPECT_EQ(test, 998697917ULL,
+			kmmscand_bucket_wait_ns(&b, 767, 3));
+	/* a second's worth or more: the cap */
+	KUNIT_EXPECT_EQ(test, (u64)NSEC_PER_SEC,
+			kmmscand_bucket_wait_ns(&b, 768, 3));
+}
+
 static int kmmscand_test_dist(int from, int to)
 {
 	/* nodes on a line: distance grows with the id difference */
@@ -317,17 +341,25 @@ static void kmmscand_test_target_footprint(struct kunit *test)
 	node_set(0, allowed);
 	node_set(1, allowed);
 	node_set(3, allowed);
-	/* largest footprint wins over distance */
+	/* largest footprint: node 1, also the nearest to the source 3 */
 	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	/*
+	 * Largest footprint wins over distance: node 0 holds more and is
+	 * farther from the source (40 against 30).
+	 */
+	fp[0] = 300;
+	fp[1] = 100;
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, -1));
 	/*
 	 * A node outside the top tier is never chosen, even allowed, with
 	 * the largest footprint and not the source.
 	 */
 	fp[3] = 1000;
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, -1));
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, -1));
 	/* a disallowed node is never chosen, even with the largest footprint */
-	node_clear(1, allowed);
-	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 3, -1));
+	node_clear(0, allowed);
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
 }
 
 static void kmmscand_test_target_ties(struct kunit *test)
@@ -359,13 +391,23 @@ static void kmmscand_test_target_distance(struct kunit *test)
 	nodes_setall(allowed);
 	/* no footprint anywhere: nearest top-tier node */
 	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 3, -1));
-	/* footprint array shorter than the node ids: counts as 0 */
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 1, &allowed, &top, 3, -1));
+	/*
+	 * Footprint array shorter than the node ids: the entries past its
+	 * end count as 0, whatever lies there.  Only fp[0..1] are valid,
+	 * so node 2's 1000 is not read and the nearest to the source (0)
+	 * of the top-tier nodes 1 and 2 wins.
+	 */
+	fp[2] = 1000;
+	node_clear(0, top);
+	node_set(2, top);
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 2, &allowed, &top, 0, -1));
+	/* within the array it counts */
+	KUNIT_EXPECT_EQ(test, 2, kt_pick(fp, 3, &allowed, &top, 0, -1));
 }
 
 static void kmmscand_test_target_override(struct kunit *test)
 {
-	unsigned long fp[4] = { 10, 1000, 0, 0 };
+	unsigned long fp[4] = { 1000, 10, 0, 0 };
 	nodemask_t allowed = NODE_MASK_NONE, top = NODE_MASK_NONE;
 
 	if (MAX_NUMNODES < 4)
@@ -375,15 +417,19 @@ static void kmmscand_test_target_override(struct kunit *test)
 	node_set(0, allowed);
 	node_set(1, allowed);
 	node_set(2, allowed);
-	/* valid override wins over the footprint */
-	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, 0));
-	/* override not in the top tier: automatic choice */
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 2));
+	/* valid override wins over the footprint (node 0) */
+	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 1));
+	/*
+	 * override not in the top tier: automatic choice, the footprint
+	 * (node 0), although node 1 is nearer to the source 2
+	 */
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, 2));
 	/* override not allowed for this mm/VMA: automatic choice */
-	node_clear(0, allowed);
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, 0));
+	node_clear(1, allowed);
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, 1));
 	/* out of range override: automatic choice */
-	KUNIT_EXPECT_EQ(test, 1, kt_pick(fp, 4, &allowed, &top, 2, MAX_NUMNODES));
+	node_set(1, allowed);
+	KUNIT_EXPECT_EQ(test, 0, kt_pick(fp, 4, &allowed, &top, 2, MAX_NUMNODES));
 }
 
 static void kmmscand_test_target_none(struct kunit *test)
@@ -415,6 +461,7 @@ static struct kunit_case kmmscand_migrate_cases[] = {
 	KUNIT_CASE(kmmscand_test_bucket_cap),
 	KUNIT_CASE(kmmscand_test_bucket_zero_rate),
 	KUNIT_CASE(kmmscand_test_bucket_overflow),
+	KUNIT_CASE(kmmscand_test_bucket_wait),
 	KUNIT_CASE(kmmscand_test_target_footprint),
 	KUNIT_CASE(kmmscand_test_target_ties),
 	KUNIT_CASE(kmmscand_test_target_distance),

@@ -251,6 +251,35 @@ static void kmmscand_test_access_target(struct kunit *test)
 					       kmmscand_test_dist));
 }
 
+/*
+ * Nearest to the accessor and nearest to the page disagree: top tier
+ * {0, 3} on the line 0-1-2-3, accessor on the slow node 1, page on the
+ * slow node 2.  Node 0 is nearer to the accessor (20 against 30), node 3
+ * nearer to the page.
+ */
+static void kmmscand_test_access_target_far(struct kunit *test)
+{
+	nodemask_t allowed, top = NODE_MASK_NONE;
+
+	if (MAX_NUMNODES < 4)
+		kunit_skip(test, "needs MAX_NUMNODES >= 4");
+	nodes_setall(allowed);
+	node_set(0, top);
+	node_set(3, top);
+	KUNIT_EXPECT_EQ(test, 0, kmmscand_access_target(1, &allowed, &top, 2,
+							-1, kmmscand_test_dist));
+	/* and the other way round */
+	KUNIT_EXPECT_EQ(test, 3, kmmscand_access_target(2, &allowed, &top, 1,
+							-1, kmmscand_test_dist));
+	/* accessor unknown: nearest to the page */
+	KUNIT_EXPECT_EQ(test, 3, kmmscand_access_target(NUMA_NO_NODE, &allowed,
+							&top, 2, -1,
+							kmmscand_test_dist));
+	KUNIT_EXPECT_EQ(test, 0, kmmscand_access_target(NUMA_NO_NODE, &allowed,
+							&top, 1, -1,
+							kmmscand_test_dist));
+}
+
 static struct kunit_case kmmscand_sources_cases[] = {
 	KUNIT_CASE(kmmscand_test_sources_parse),
 	KUNIT_CASE(kmmscand_test_fault_hot),
@@ -260,6 +289,7 @@ static struct kunit_case kmmscand_sources_cases[] = {
 	KUNIT_CASE(kmmscand_test_rec_fault),
 	KUNIT_CASE(kmmscand_test_rec_coarse),
 	KUNIT_CASE(kmmscand_test_access_target),
+	KUNIT_CASE(kmmscand_test_access_target_far),
 	{},
 };
 
