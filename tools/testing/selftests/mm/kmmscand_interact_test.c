@@ -131,7 +131,7 @@ TEST_F_TIMEOUT(promote, churn_and_unmap, 150)
 		       pct(nc.n[0], r.npages), now_ms() - t0);
 	EXPECT_NE(0, find_task("kmmscand", &kthread)) TH_LOG("kthread gone");
 	EXPECT_LE(HOT_PCT, pct(nc.n[0], r.npages));
-	expect_monotonic(_metadata, &s0, &s1);
+	expect_accounting(_metadata, &s0, &s1);
 	EXPECT_LE(nc.n[0], D(&s0, &s1, S_PROMOTE_SUCCESS));
 
 	/* What is left of r2: unmapped quarter gone, the rest intact. */
@@ -293,7 +293,7 @@ TEST_F_TIMEOUT(promote, low_vma_resumed, 120)
 		TH_LOG("hot pages at address 0 not promoted within %d ms",
 		       DEADLINE_MS);
 	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
-	expect_monotonic(_metadata, &s0, &s1);
+	expect_accounting(_metadata, &s0, &s1);
 	munmap(r.base, len);	/* region_unmap() takes NULL as "none" */
 }
 

@@ -143,12 +143,16 @@ TEST_F_TIMEOUT(promote, partial_thp_not_queued, 120)
 	ASSERT_LE(8 * nthp * keep, young)
 		TH_LOG("the scanner did not find the pages young within %d ms",
 		       DEADLINE_MS);
-	if (XD(&x0, &x1, X_THP_SPLIT_PAGE))
-		SKIP(goto out, "%s",
-		     "THPs were split meanwhile: their pages may be queued");
+	/*
+	 * Queued and promoted, such a THP is split by migrate_pages(): a
+	 * split is what the bug looks like, so it excuses nothing.  The
+	 * pages must not have been queued and must all be on node 1.
+	 */
 	EXPECT_EQ(0ULL, D(&s0, &s1, S_CANDIDATE))
-		TH_LOG("pages of partially mapped THPs were queued");
+		TH_LOG("pages of partially mapped THPs were queued (thp_split_page +%llu)",
+		       XD(&x0, &x1, X_THP_SPLIT_PAGE));
 	EXPECT_EQ(0ULL, D(&s0, &s1, S_FAIL_STALE));
+	EXPECT_EQ(0ULL, D(&s0, &s1, S_PROMOTE_SUCCESS));
 	for (k = 0; k < nthp; k++) {
 		ASSERT_EQ(0, where_pages(0, r.base + k * thp_size(), keep, &nc));
 		EXPECT_EQ(keep, nc.n[1])
@@ -157,6 +161,14 @@ TEST_F_TIMEOUT(promote, partial_thp_not_queued, 120)
 		bad += region_verify(&r, k * thp_size() / psize(), keep, passes);
 	}
 	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+	/*
+	 * Split by someone else (the deferred split shrinker) with nothing
+	 * queued: the THPs were not partial for the whole run, so a pass
+	 * here shows less than the test claims.
+	 */
+	if (!_metadata->exit_code && XD(&x0, &x1, X_THP_SPLIT_PAGE))
+		SKIP(goto out, "THPs split meanwhile (thp_split_page +%llu) %s",
+		     XD(&x0, &x1, X_THP_SPLIT_PAGE), "without a kmmscand candidate");
 out:
 	region_unmap(&r);
 }
