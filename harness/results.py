@@ -3,20 +3,27 @@
 
 results.py --console console.log --stdout stdout.log --host host.txt
            [--suites kunit-suites] [--selftests name,name] [--vm-rc N]
+           [--expected-skips FILE]
 
  * KUnit: the KTAP printed on the console at boot. Every test case of
    every suite counts; a suite listed in --suites that never ran fails.
  * kselftests: TAP between "@@KMM-BEGIN name@@" / "@@KMM-END name rc@@"
    markers on the guest's stdout channel; each "ok"/"not ok" line counts,
-   "# SKIP" directives are skips; a binary that exits non-zero without a
-   failed test line, or one that never ran, fails.
+   "# SKIP" directives are skips; a binary fails that exits non-zero
+   without a failed test line, prints no TAP result, prints a plan
+   ("1..N") that does not match its results, or never ran.
  * host.txt: lines "ok NAME", "not ok NAME: why" or "skip NAME: why" from
    host-side checks (build, checkpatch).
  * the kernel log: any panic/Oops/BUG/WARNING/lockdep/KASAN/lockup line.
+ * the VM: any exit status but 0 fails.
+ * --expected-skips: lines "NAME | reason" (NAME may hold * wildcards);
+   a skip whose name no line matches fails ("unexpected skip").  Without
+   the option every skip is only counted.
 Prints one line per test and ends with "N passed, N failed, N skipped";
 exit status 1 when anything failed.
 """
 import argparse
+import fnmatch
 import os
 import re
 import sys
@@ -30,11 +37,17 @@ SUBTEST = re.compile(r"^(\s*)# Subtest:\s*(\S+)")
 
 
 class Tally:
-    def __init__(self):
+    def __init__(self, expected_skips=None):
         self.passed = self.failed = self.skipped = 0
         self.lines = []
+        self.expected_skips = expected_skips
 
     def add(self, status, name, why=""):
+        if status == "skip" and self.expected_skips is not None and not any(
+                fnmatch.fnmatchcase(name, pat) for pat in self.expected_skips):
+            status = "fail"
+            why = f"unexpected skip ({why or 'no reason given'}); " \
+                "an allowed skip is listed in harness/expected-skips"
         if status == "pass":
             self.passed += 1
         elif status == "skip":
@@ -89,20 +102,27 @@ def parse_selftests(text, expected, t):
         line = raw.rstrip("\r")
         m = re.match(r"^@@KMM-BEGIN (\S+)@@$", line)
         if m:
-            cur, counted, failed_seen = m.group(1), 0, False
+            cur, counted, failed_seen, plan = m.group(1), 0, False, None
             continue
         m = re.match(r"^@@KMM-END (\S+) (\d+)@@$", line)
         if m and cur:
             rc = int(m.group(2))
             ran[cur] = rc
             if counted == 0:
-                t.add("fail" if rc else "pass", f"selftest:{cur}",
-                      f"exit status {rc}, no TAP results" if rc else "")
+                t.add("fail", f"selftest:{cur}",
+                      f"exit status {rc}, no TAP results")
             elif rc not in (0, 4) and not failed_seen:
                 t.add("fail", f"selftest:{cur}", f"exit status {rc}")
+            if counted and plan is not None and plan != counted:
+                t.add("fail", f"selftest:{cur}",
+                      f"TAP plan 1..{plan}, {counted} result(s)")
             cur = None
             continue
         if cur is None:
+            continue
+        m = re.match(r"^1\.\.(\d+)\s*$", line)
+        if m:
+            plan = int(m.group(1))
             continue
         m = RES.match(line)
         if m and m.group(1) == "":
@@ -131,6 +151,22 @@ def parse_host(path, t):
                     break
 
 
+def read_expected_skips(path):
+    """The NAME patterns of a "NAME | reason" file; a line without a
+    reason is an error, so that every allowed skip says why."""
+    pats = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, sep, why = line.partition(" | ")
+            if not sep or not name.strip() or not why.strip():
+                sys.exit(f"{path}:{n}: expected \"NAME | reason\", got: {line}")
+            pats.append(name.strip())
+    return pats
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--console")
@@ -141,8 +177,10 @@ def main():
     ap.add_argument("--vm-rc", type=int)
     ap.add_argument("--allow", default="",
                     help="comma-separated klog kinds judged elsewhere (e.g. kmemleak)")
+    ap.add_argument("--expected-skips",
+                    help='file of "NAME | reason" lines: any other skip fails')
     a = ap.parse_args()
-    t = Tally()
+    t = Tally(read_expected_skips(a.expected_skips) if a.expected_skips else None)
     if a.host:
         parse_host(a.host, t)
     if a.console:
@@ -166,6 +204,8 @@ def main():
                 t.add("fail", "vm", "timed out (wall-clock budget exceeded)")
             elif a.vm_rc == 125:
                 t.add("fail", "vm", "died without reporting (panic? see console log)")
+            elif a.vm_rc:
+                t.add("fail", "vm", f"exit status {a.vm_rc}")
             else:
                 t.add("pass", "vm")
     if a.stdout:

@@ -97,4 +97,4 @@ sed 's/^/    | /' "$out/stdout.log" >&2
 log "timing: debug kernel build ${build_s}s, VM run ${vm_s}s"
 finish --console "$out/console.log" --stdout "$out/stdout.log" \
 	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
-	--vm-rc "$vmrc" --allow kmemleak
+	--vm-rc "$vmrc" --allow kmemleak --expected-skips "$HARNESS/expected-skips"
