@@ -158,6 +158,8 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	shift
 	[ -x "$T/$bin" ] || fatal "$id: $T/$bin is missing"
 	balloon_topup
+	# Only this test's migrations in the trace (not the top-up's).
+	[ -f $SPLIT_TR/trace ] && : > $SPLIT_TR/trace
 	before=$(vmstat_snap)
 	echo "$pass:$id" > /tmp/mm.cur
 	kmsg "BEGIN $pass $id"
