@@ -17,8 +17,16 @@
 #   @@MM-PASS-BEGIN pass@@ ... @@MM-PASS-END pass key=delta ...@@
 #   @@MM-BEGIN pass id@@ <test output> @@MM-END pass id rc=N secs=S timeout=0|1@@
 #   @@MM-STAT pass id key=delta ...@@      /proc/vmstat deltas over the test
-#   @@MM-NUMA pass id n0=P n1=P samples=N@@ page-samples of the test's
-#                                           processes per node (numa_maps, 1/s)
+#   @@MM-NUMA pass id n0=P n1=P samples=N promoted=P@@ page-samples of
+#                          the test's processes per node (numa_maps, twice a
+#                          second); promoted: pages seen moving from node 1
+#                          to node 0 between two samples of one process
+#                          (the smaller of its N0 growth and N1 shrink)
+#   @@MM-MIG pass id line=L reason=R thp_succeeded=N thp_failed=N thp_split=N@@
+#                          migrate_pages() calls of any reason that touched a
+#                          THP, summed per reason and per line of the test's
+#                          output they followed (L: the last line printed
+#                          before them, 0 before the first)
 #   @@MM-REPRO-BEGIN name@@ ... @@MM-REPRO-END name rc=N@@  the reproducers
 #                          (/opt/repro), after both passes, kmmscand off
 #   @@MM-INFO text@@ / @@MM-FATAL text@@
@@ -59,18 +67,25 @@ kill_leftovers() { # kill what a test left behind; wait for it, with a deadline
 	done
 }
 
-# Node placement sampler: once a second, the pages of every test process by
-# node, from numa_maps (binaries' own file pages and hugetlb left out).
+# Node placement sampler: twice a second, the pages of every test process
+# by node, from numa_maps (binaries' own file pages and hugetlb left out):
+# one line "pass:id round pid n0 n1" per process and round.
 sampler() {
+	round=0
 	while [ -e /tmp/mm.sampling ]; do
 		cur=$(cat /tmp/mm.cur 2>/dev/null)
 		if [ -n "$cur" ]; then
-			for p in $(test_pids); do cat /proc/$p/numa_maps 2>/dev/null; done |
-				awk -v id="$cur" '/file=\/opt\// || / huge / { next }
+			round=$((round + 1))
+			for p in $(test_pids); do echo "@pid $p"; cat /proc/$p/numa_maps 2>/dev/null; done |
+				awk -v id="$cur" -v r=$round '
+					function out() { if (pid != "" && seen) printf "%s %d %s %d %d\n", id, r, pid, n[0], n[1] }
+					$1 == "@pid" { out(); pid = $2; n[0] = n[1] = 0; seen = 0; next }
+					{ seen = 1 }
+					/file=\/opt\// || / huge / { next }
 					{ for (i = 1; i <= NF; i++) if ($i ~ /^N[0-9]+=/) { split(substr($i, 2), kv, "="); n[kv[1]] += kv[2] } }
-					END { printf "%s %d %d\n", id, n[0], n[1] }' >> /tmp/mm.numa
+					END { out() }' >> /tmp/mm.numa
 		fi
-		sleep 1
+		sleep 0.5
 	done
 }
 
@@ -143,19 +158,28 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	shift
 	[ -x "$T/$bin" ] || fatal "$id: $T/$bin is missing"
 	balloon_topup
+	# Only this test's migrations in the trace (not the top-up's).
+	[ -f $SPLIT_TR/trace ] && : > $SPLIT_TR/trace
 	before=$(vmstat_snap)
 	echo "$pass:$id" > /tmp/mm.cur
 	kmsg "BEGIN $pass $id"
 	echo "@@MM-BEGIN $pass $id@@"
 	start=$(date +%s)
+	lpid=""
 	if [ -n "$rc" ]; then
 		echo "# SKIP: no la57 in /proc/cpuinfo (as va_high_addr_switch.sh)"
-	elif [ $as_nobody = 1 ]; then
-		timeout -s TERM -k 10 "$tmo" su -s /bin/sh nobody -c "exec $T/$bin $*" </dev/null 2>&1
-		rc=$?
 	else
-		timeout -s TERM -k 10 "$tmo" "$T/$bin" "$@" </dev/null 2>&1
-		rc=$?
+		# The output goes through mark_lines, which numbers its lines in
+		# the trace instance so that migrations can be placed between them.
+		mark_lines < /tmp/mm.out &
+		lpid=$!
+		if [ $as_nobody = 1 ]; then
+			timeout -s TERM -k 10 "$tmo" su -s /bin/sh nobody -c "exec $T/$bin $*" </dev/null >/tmp/mm.out 2>&1
+			rc=$?
+		else
+			timeout -s TERM -k 10 "$tmo" "$T/$bin" "$@" </dev/null >/tmp/mm.out 2>&1
+			rc=$?
+		fi
 	fi
 	secs=$(( $(date +%s) - start ))
 	: > /tmp/mm.cur
@@ -163,37 +187,78 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	if [ "$secs" -ge "$tmo" ] && { [ "$rc" = 143 ] || [ "$rc" = 137 ]; }; then
 		to=1
 	fi
+	# Leftovers may still hold the output pipe open: kill them first.
+	kill_leftovers "$id"
+	[ -n "$lpid" ] && wait "$lpid"
 	echo
 	echo "@@MM-END $pass $id rc=$rc secs=$secs timeout=$to@@"
 	kmsg "END $pass $id rc=$rc"
-	kill_leftovers "$id"
 	for r in $restore; do echo "${r#*=}" > "${r%%=*}"; done
-	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$(split_by_reason)$BALLOON@@"
-	awk -v key="$pass:$id" -v id="$id" '$1 == key { n0 += $2; n1 += $3; s++ } END { printf "@@MM-NUMA '"$pass"' %s n0=%d n1=%d samples=%d@@\n", id, n0, n1, s }' /tmp/mm.numa
+	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$(split_by_reason "$pass" "$id")$BALLOON@@"
+	cat /tmp/mm.mig 2>/dev/null
+	awk -v key="$pass:$id" -v id="$id" -v pass="$pass" '$1 == key {
+			n0 += $4; n1 += $5
+			if (!($2 in round)) { round[$2] = 1; s++ }
+			if ($3 in p0) { d0 = $4 - p0[$3]; d1 = p1[$3] - $5; if (d0 > 0 && d1 > 0) prom += (d0 < d1 ? d0 : d1) }
+			p0[$3] = $4; p1[$3] = $5 }
+		END { printf "@@MM-NUMA %s %s n0=%d n1=%d samples=%d promoted=%d@@\n", pass, id, n0, n1, s, prom }' /tmp/mm.numa
+}
+
+# Copy the test's output to stdout and write "mm-line N" for its N-th line
+# to the trace instance's marker.
+mark_lines() {
+	m=""
+	[ -w $SPLIT_TR/trace_marker ] && m=$SPLIT_TR/trace_marker
+	awk -v m="$m" '{ print; fflush(); if (m != "") { printf "mm-line %d\n", NR > m; fflush(m) } }'
 }
 
 # thp_migration_split counts the splits of every migration; the
 # migrate:mm_migrate_pages event says which migration asked. SPLIT_TR is
-# a trace instance that keeps only the calls that split a THP.
+# a trace instance that keeps only the calls that moved, failed to move or
+# split a THP, and the line markers of mark_lines.
 SPLIT_TR=/sys/kernel/tracing/instances/mm_split
 split_trace_on() {
 	ev=events/migrate/mm_migrate_pages
 	[ -d /sys/kernel/tracing/$ev ] || { info "no migrate:mm_migrate_pages event: splits not attributed"; return 0; }
 	mkdir -p $SPLIT_TR 2>/dev/null
 	echo 4096 > $SPLIT_TR/buffer_size_kb
-	echo 'thp_split > 0' > $SPLIT_TR/$ev/filter || fatal "cannot filter $ev"
+	echo 'thp_split > 0 || thp_succeeded > 0 || thp_failed > 0' > $SPLIT_TR/$ev/filter || fatal "cannot filter $ev"
 	echo 1 > $SPLIT_TR/$ev/enable || fatal "cannot enable $ev"
 }
-split_by_reason() { # " thp_split_kmmscand=N thp_split_demotion=N thp_split_other=N", then clear
+# split_by_reason PASS ID: print " thp_split_kmmscand=N thp_split_demotion=N
+# thp_split_other=N thp_kmmscand=N overrun=N" (thp_kmmscand: THPs that
+# kmmscand's migrations moved, failed to move or split), write the
+# @@MM-MIG lines of the test to /tmp/mm.mig, then clear the trace.
+split_by_reason() {
+	: > /tmp/mm.mig
 	[ -f $SPLIT_TR/trace ] || return 0
-	awk '/mm_migrate_pages:/ { n = 0; r = "other"
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^nr_thp_split=/) { sub(/^nr_thp_split=/, "", $i); n = $i + 0 }
-			if ($i == "reason=kmmscand") r = "kmmscand"
-			if ($i == "reason=demotion") r = "demotion"
+	ovr=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' $SPLIT_TR/per_cpu/cpu*/stats 2>/dev/null)
+	awk -v pass="$1" -v id="$2" -v ovr="${ovr:-0}" '
+		/tracing_mark_write: mm-line / { line = $NF + 0; next }
+		/mm_migrate_pages:/ { r = "other"; ok = fl = sp = 0
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				if (kv[1] == "nr_thp_succeeded") ok = kv[2] + 0
+				if (kv[1] == "nr_thp_failed") fl = kv[2] + 0
+				if (kv[1] == "nr_thp_split") sp = kv[2] + 0
+				if (kv[1] == "reason") r = kv[2]
+			}
+			k = line " " r
+			if (!(k in S)) { order[++no] = k; S[k] = F[k] = P[k] = 0 }
+			S[k] += ok; F[k] += fl; P[k] += sp
+			w = (r == "kmmscand" || r == "demotion") ? r : "other"
+			split_n[w] += sp
+			if (r == "kmmscand") kmm += ok + fl + sp
 		}
-		s[r] += n }
-		END { printf " thp_split_kmmscand=%d thp_split_demotion=%d thp_split_other=%d", s["kmmscand"], s["demotion"], s["other"] }' $SPLIT_TR/trace
+		END {
+			for (j = 1; j <= no; j++) {
+				split(order[j], a, " ")
+				printf "@@MM-MIG %s %s line=%d reason=%s thp_succeeded=%d thp_failed=%d thp_split=%d@@\n",
+					pass, id, a[1], a[2], S[order[j]], F[order[j]], P[order[j]] > "/tmp/mm.mig"
+			}
+			printf " thp_split_kmmscand=%d thp_split_demotion=%d thp_split_other=%d thp_kmmscand=%d overrun=%d",
+				split_n["kmmscand"], split_n["demotion"], split_n["other"], kmm, ovr
+		}' $SPLIT_TR/trace
 	: > $SPLIT_TR/trace
 }
 
@@ -211,7 +276,7 @@ wr /proc/sys/vm/watermark_scale_factor 200
 # so migrate) the tests' pages in the "off" pass too.
 wr /proc/sys/vm/watermark_boost_factor 0
 split_trace_on
-mkfifo /tmp/balloon.cmd /tmp/balloon.ack || fatal "mkfifo"
+mkfifo /tmp/balloon.cmd /tmp/balloon.ack /tmp/mm.out || fatal "mkfifo"
 exec 8<>/tmp/balloon.ack
 /opt/prog/mm_balloon -n 0 /tmp/balloon.cmd /tmp/balloon.ack &
 BALLOON_PID=$!
