@@ -205,6 +205,9 @@ def metrics(run, lat0, lat1, dur=None):
     t50, t90 = num(r.get("t50"), -1), num(r.get("t90"), -1)
     m["t50_s"] = t50 if t50 >= 0 else None
     m["t90_s"] = t90 if t90 >= 0 else None
+    # the placement sampling period: t50/t90 are known to within one period
+    # (logs of workloads without sample_ms= sampled once a second)
+    m["sample_s"] = num(r.get("sample_ms"), 1000) / 1000
     m["hot_final_pct"] = 100 * num(r.get("hot_final"), 0)
     m["cold_promoted_pct"] = 100 * num(r.get("cold_final"), 0)
     f = num(r.get("acc_on0"), 0)
@@ -275,9 +278,32 @@ def ratio(a, b):
     return a / b
 
 
-def sources_tables(by, wls):
+def t90_within(b, a, factor, period):
+    """b <= factor * a for times known to one sampling period: met when b is
+    within one period of factor * a.  None (never) counts as infinity."""
+    if a is None and b is None:
+        return None		# neither got there: no verdict
+    if b is None:
+        return False
+    if a is None:
+        return True
+    return b <= factor * a + period + 1e-9
+
+
+def t_order(a, b, period):
+    """-1 when a is faster than b by more than one sampling period, 1 when
+    slower, 0 a tie (None = never = infinity)."""
+    a = INF if a is None else a
+    b = INF if b is None else b
+    if a == b or abs(a - b) <= period + 1e-9:
+        return 0
+    return -1 if a < b else 1
+
+
+def sources_tables(by, wls, period=1.0):
     """numab2-async against numab2 (the targets: task sys <= 0.5x, t90 <= 1.5x,
-    p99 vs none no worse) and both sources against each alone."""
+    p99 vs none no worse) and both sources against each alone.  t90 is known
+    to one sampling period (period s): differences within it are ties."""
     def ok(wl, p):
         m = by.get((wl, p))
         return m if m and m.get("status") == "ok" else None
@@ -290,11 +316,7 @@ def sources_tables(by, wls):
             continue
         sys_r = ratio(b.get("task_sys_s"), a.get("task_sys_s"))
         t90_r = ratio(b.get("t90_s"), a.get("t90_s"))
-        if a.get("t90_s") is None and b.get("t90_s") is None:
-            t90_ok = None		# neither got there: no ratio
-        else:
-            t90_ok = t90_r is not None and t90_r <= 1.5 or \
-                (a.get("t90_s") is None and b.get("t90_s") is not None)
+        t90_ok = t90_within(b.get("t90_s"), a.get("t90_s"), 1.5, period)
         p99_ok = None
         if a.get("p99_vs_none") is not None and b.get("p99_vs_none") is not None:
             p99_ok = b["p99_vs_none"] <= a["p99_vs_none"]
@@ -308,7 +330,8 @@ def sources_tables(by, wls):
             "%d" % b.get("numa_hint_faults", 0), "%d" % a.get("numa_hint_faults", 0)))
     if rows:
         out.append("**Hint-fault source: numab2-async against numab2** (targets: the "
-                   "workload's system time <= 0.5x, t90 <= 1.5x, p99 vs none no worse):\n")
+                   "workload's system time <= 0.5x, t90 <= 1.5x within one sampling "
+                   "period (%g s), p99 vs none no worse):\n" % period)
         out.append("| workload | task sys s async / numab2 | t90 s async / numab2 | "
                    "p99 vs none async / numab2 | hot on node0 % async / numab2 | "
                    "hint faults async / numab2 |")
@@ -325,15 +348,11 @@ def sources_tables(by, wls):
             m = ms[p]
             cells.append("%s / %s / %s" % (fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
                                             fmt(m.get("promoter_cpu_s"), 2, "-")))
-        inf = float("inf")
-        t = {p: (ms[p].get("t90_s") if ms[p].get("t90_s") is not None else inf) for p in ms}
-        alone = min(t["kmmscand"], t["numab2-async"])
-        if t["kmm+faults"] < alone:
-            verdict = "both faster"
-        elif t["kmm+faults"] == alone:
-            verdict = "tie on t90"
-        else:
-            verdict = "both slower"
+        t = {p: ms[p].get("t90_s") for p in ms}
+        alone = min((x for x in (t["kmmscand"], t["numab2-async"]) if x is not None),
+                    default=None)
+        verdict = {-1: "both faster", 0: "tie on t90", 1: "both slower"}[
+            t_order(t["kmm+faults"], alone, period)]
         f = ms["kmm+faults"]
         rows.append("| %s | %s | %s | %d / %d |" % (
             wl, " | ".join(cells), verdict, f.get("kmmscand_abit_promoted", 0),
@@ -341,7 +360,7 @@ def sources_tables(by, wls):
     if rows:
         out.append("**Both sources against each alone** (t90 s / hot on node0 % at the end / "
                    "promoter CPU s; kmm+faults promotions found by the scanner / by hint "
-                   "faults):\n")
+                   "faults; t90 within one sampling period, %g s, is a tie):\n" % period)
         out.append("| workload | kmmscand | numab2-async | kmm+faults | kmm+faults vs the "
                    "faster alone | abit / fault promoted |")
         out.append("|---|---|---|---|---|---|")
@@ -554,6 +573,10 @@ def main():
             workloads.append(m["workload"])
     pols = [p for p in POLICY_ORDER if any(m["policy"] == p for m in rows)]
     pols += sorted({m["policy"] for m in rows} - set(pols))
+    # the placement sampling period (s): t50/t90 are the first sample at or
+    # above the level, the crossing lies within one period before it
+    period = max([m["sample_s"] for m in rows if m.get("sample_s")] or [1.0])
+    pm = "±%g" % period
 
     os.makedirs(out, exist_ok=True)
     # results.csv: one row per run; results-median.csv: one per workload x policy
@@ -593,7 +616,7 @@ def main():
                                                for m in rows)]
     main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
     if main_wls:
-        hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
+        hdr = ["workload", "policy", "t50 s (%s)" % pm, "t90 s (%s)" % pm, "hot on node0 %", "cold promoted %",
                "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
                "max vs none", "TCG ops vs none", "modelled speedup"]
         md.append("| " + " | ".join(hdr) + " |")
@@ -616,7 +639,10 @@ def main():
                     fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
         md.append("")
         md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
-                  "from the phase change, for the new hot set; 'never' = not within the run).  "
+                  "from the phase change, for the new hot set; 'never' = not within the run): "
+                  "the first placement sample at or above the level, sampled every %g s, so "
+                  "the crossing lies up to one period earlier and differences within one "
+                  "period are ties.  "
                   "hot on node0: at the end of the run.  cold promoted: share of the "
                   "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
                   "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
@@ -626,10 +652,10 @@ def main():
                   "accesses done in the run relative to 'none' (emulator throughput, includes "
                   "interference).  modelled speedup: (access-weighted node-0 share f) -> "
                   "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
-                  "model, not a measurement.\n" % "4096")
+                  "model, not a measurement.\n" % (period, "4096"))
 
     # ---------------------------------------------------------- hint-fault source
-    md += sources_tables(by, main_wls)
+    md += sources_tables(by, main_wls, period)
 
     # ---------------------------------------------------------- redis
     if redis_wls:
@@ -645,8 +671,8 @@ def main():
                   "the move.  After the move: t50/t90 of the new hot set measured from "
                   "the move, the new set's share on node 0 at the end, and what is left "
                   "of the old set on node 0 (nothing demotes it here).\n")
-        md.append("| policy | t90 old set s | old set at move % | t50 new s | t90 new s | "
-                  "new set final % | old set final % | cold promoted % |")
+        md.append("| policy | t90 old set s (%s) | old set at move %% | t50 new s (%s) | t90 new s (%s) | "
+                  "new set final %% | old set final %% | cold promoted %% |" % (pm, pm, pm))
         md.append("|---|---|---|---|---|---|---|---|")
         for p in pols:
             m = by.get((wl, p))
@@ -704,16 +730,18 @@ def main():
 
     # ---------------------------------------------------------- summary
     summ = []
-    summ.append("kmmscand bench summary (mode %s, %s s per run%s; speed is modelled, "
-                "not measured)" % (env.get("mode"), env.get("dur"),
-                                   ", medians of %d repeats" % nrep if multi else ""))
+    summ.append("kmmscand bench summary (mode %s, %s s per run%s, placement sampled every "
+                "%g s; speed is modelled, not measured)" % (
+                    env.get("mode"), env.get("dur"),
+                    ", medians of %d repeats" % nrep if multi else "", period))
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
     cmp_pols = [p for p in pols if p != "none"]
     # (label, key, best-of, 'never' counts as worst, cost metric: only
     # policies that got >= 50% of the hot set to node 0 compete)
     crit = [
-        ("fastest to 90% hot coverage (t90, lower is better)", "t90_s", min, True, False),
+        ("fastest to 90% hot coverage (t90, lower is better, ties within one sampling "
+         "period)", "t90_s", min, True, False),
         ("highest final hot coverage", "hot_final_pct", max, False, False),
         ("best modelled speedup", "model_speedup", max, False, False),
         ("fewest cold pages promoted", "cold_promoted_pct", min, False, True),
@@ -745,7 +773,9 @@ def main():
             if best == INF:
                 parts.append("%s: none" % key)
                 continue
-            tied = [p for v, p in vals if abs(v - best) <= 1e-9 + 1e-6 * abs(best)]
+            # t50/t90 are known to one sampling period: closer is a tie
+            tol = period if key in NEVER_KEYS else 1e-6 * abs(best)
+            tied = [p for v, p in vals if abs(v - best) <= 1e-9 + tol]
             for p in tied:
                 wins[p] += 1
             parts.append("%s: %s (%s)" % (key, "/".join(tied), fmt(best, 2)))
@@ -823,7 +853,7 @@ def plot(out, runs, workloads, pols, redis_wls=()):
                 else:
                     f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
                     for t in r["T"]:
-                        f.write("%.1f %.4f %.4f %.4f %d\n" % t)
+                        f.write("%.3f %.4f %.4f %.4f %d\n" % t)
             lines.append((p, fn, r.get("phase")))
         if lines:
             panels.append((wl, lines))

@@ -20,6 +20,7 @@
 #   MODE=quick|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
+#   SAMPLE_MS=<placement sampling period of the workload, ms; default 100>
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
 #   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
 #   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
@@ -77,6 +78,7 @@ medium)
 	POLICIES="none kmmscand kmm-tlb numab2 damos-naive damos-tuned" ;;
 esac
 SEED=42
+SAMPLE_MS=100
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
 HARD_HOT_MB=112
 # damos-tuned access thresholds (of 20 samples per 100 ms aggregation; age in
@@ -95,6 +97,10 @@ for a in "$@"; do
 	*) echo "run-in-vm.sh: ignoring argument '$a'" >&2 ;;
 	esac
 done
+case "$SAMPLE_MS" in
+''|*[!0-9]*) echo "run-in-vm.sh: SAMPLE_MS must be a number of ms (got '$SAMPLE_MS')" >&2; exit 2 ;;
+esac
+[ "$SAMPLE_MS" -ge 10 ] || { echo "run-in-vm.sh: SAMPLE_MS must be at least 10" >&2; exit 2; }
 for v in "$SLOW_NODE" "$FAST_NODE"; do
 	case "$v" in
 	''|*[!0-9]*) echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must be node numbers (got '$SLOW_NODE', '$FAST_NODE')" >&2; exit 2 ;;
@@ -156,7 +162,7 @@ lat() {	# lat NID -> read latency (ns) from HMAT-backed sysfs, or empty
 }
 
 echo "@@BENCH-BEGIN"
-echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED"
+echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED sample_ms=$SAMPLE_MS"
 echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
 echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
 echo "@@ENV redis_keys=$REDIS_KEYS redis_value=$REDIS_VALUE redis_hot_pct=$REDIS_HOT_PCT redis_clients=$REDIS_CLIENTS redis_loop_n=$REDIS_LOOP_N"
@@ -435,7 +441,7 @@ settle() {
 }
 
 workload_args() {	# workload_args NAME -> args for the workload binary
-	common="--secs $DUR --seed $SEED --slow-node $SLOW_NODE --fast-node $FAST_NODE"
+	common="--secs $DUR --seed $SEED --slow-node $SLOW_NODE --fast-node $FAST_NODE --sample-ms $SAMPLE_MS"
 	case "$1" in
 	hotcold|zipf|phase|flat|multi|thp|thp-scatter|scatter|topfull)
 		echo "--mode $1 --size-mb $SIZE_MB $common" ;;

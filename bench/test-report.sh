@@ -66,3 +66,36 @@ PY
 check bench:report-vm-stall-status-and-median $? "status rep3, rep1, runs, t90 median: $row (want vm-stall ok 2 1.5)"
 grep -q '^- hotcold / kmmscand rep 3: vm-stall: watchdog: BUG: soft lockup' "$tmp/out/results.md"
 check bench:report-vm-stall-listed $? "results.md does not list the stalled run"
+
+# t50/t90 are known to one sampling period: with 100 ms sampling, t90 1.00
+# and 1.05 s are a tie in the summary's wins (both named), 1.00 and 1.25 not.
+{
+	echo "@@ENV workloads=hotcold,zipf policies=none,kmmscand,numab2 scancost=0 repeat=1 dur=10 sample_ms=100"
+	for w in hotcold zipf; do
+		for p in none kmmscand numab2; do
+			case $p/$w in
+			none/*) t90=-1 ;;
+			kmmscand/*) t90=1.000 ;;
+			numab2/hotcold) t90=1.050 ;;
+			numab2/zipf) t90=1.250 ;;
+			esac
+			echo "@@RUN-BEGIN workload=$w policy=$p rep=1 args=--mode $w"
+			echo "T 0.010 hot_on0=0.0 cold_on0=0.0 acc_on0=-1 ops=0 q_ms=5"
+			echo "T 10.000 hot_on0=1.0 cold_on0=0.0 acc_on0=1.0 ops=100 q_ms=5"
+			echo "RESULT mode=$w secs=10 setup_s=1 hot_final=1.0 cold_final=0.0" \
+			     "acc_on0=1.0 t50=$t90 t90=$t90 sample_ms=100 p50_us=10 p90_us=20" \
+			     "p99_us=30 max_us=40 nbatch=10 ops=100"
+			echo "@@RUN-END workload=$w policy=$p rep=1 rc=0 wall=12"
+		done
+	done
+} > "$tmp/ties.log"
+if python3 "$here/report.py" "$tmp/ties.log" "$tmp/ties" > "$tmp/ties.out" 2>&1; then
+	a=$(grep -o '^hotcold: t90_s: [^ ;]*' "$tmp/ties/summary.txt")
+	b=$(grep -o '^zipf: t90_s: [^ ;]*' "$tmp/ties/summary.txt")
+	[ "$a" = "hotcold: t90_s: kmmscand/numab2" ] && [ "$b" = "zipf: t90_s: kmmscand" ]
+	check bench:report-t90-ties-within-period $? "got '$a' and '$b'"
+	grep -q '| t50 s (±0.1) | t90 s (±0.1) |' "$tmp/ties/results.md"
+	check bench:report-t90-period-shown $? "results.md header lacks the ±0.1 s period"
+else
+	echo "not ok bench:report-t90-ties-within-period: report.py failed: $(tail -1 "$tmp/ties.out")"
+fi
