@@ -18,9 +18,15 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from placement import modelled_speedup, time_avg  # noqa: E402
+
 POLICY_ORDER = ["none", "kmmscand", "numab2", "numab2-async", "kmm+faults", "damos-tuned",
                 "damos-naive", "kmm-nopmd", "kmm-tlb"]
 DEFAULT_LAT0, DEFAULT_LAT1 = 10.0, 100.0
+# slow/fast latency ratios of the modelled speedup: CXL-attached DRAM is
+# about 2-3x local DRAM; the VM's HMAT ratio (10x) is added next to them
+MODEL_RATIOS = (2.0, 3.0)
 
 
 def kv(s):
@@ -157,6 +163,8 @@ def redis_metrics(run, dur):
         return m
     nm = [(t, on0) for t, on0, _, _ in run["NM"]]
     m["on0_setup_pct"] = 100 * num(r.get("on0_setup"), 0)
+    tavg = time_avg(nm)
+    m["on0_tavg_pct"] = 100 * tavg if tavg is not None else None
     m["on0_final_pct"] = 100 * num(r.get("on0_final"), 0)
     m["anon_on0_final_pct"] = 100 * num(r.get("anon_on0_final"), 0)
     for q, name in ((0.25, "q1"), (0.5, "q2"), (0.75, "q3")):
@@ -194,7 +202,7 @@ def redis_metrics(run, dur):
     return m
 
 
-def metrics(run, lat0, lat1, dur=None):
+def metrics(run, dur=None):
     if run.get("redis") is not None or run["workload"].startswith("redis"):
         return redis_metrics(run, dur)
     r = run["result"]
@@ -210,9 +218,16 @@ def metrics(run, lat0, lat1, dur=None):
     m["sample_s"] = num(r.get("sample_ms"), 1000) / 1000
     m["hot_final_pct"] = 100 * num(r.get("hot_final"), 0)
     m["cold_promoted_pct"] = 100 * num(r.get("cold_final"), 0)
-    f = num(r.get("acc_on0"), 0)
-    m["acc_on0_pct"] = 100 * f
-    m["model_ns_per_access"] = f * lat0 + (1 - f) * lat1
+    # the old whole-run figure: accesses weighted by the workload's own
+    # throughput, credited to the placement at the end of each interval
+    m["acc_on0_pct"] = 100 * num(r.get("acc_on0"), 0)
+    # time-weighted over the sampled run (bench/placement.py): the hot set's
+    # share on the fast node, and the share of the accesses it served (an
+    # interval without counted accesses takes the hot-set share)
+    hot = time_avg([(t, h) for t, h, _, _, _ in run["T"]])
+    acc = time_avg([(t, a if a >= 0 else h) for t, h, _, a, _ in run["T"]])
+    m["hot_tavg_pct"] = 100 * hot if hot is not None else None
+    m["acc_tavg"] = acc
     v = run["vmstat"]
     m["pgmigrate_success"] = v.get("pgmigrate_success", 0)
     m["pgpromote_success"] = v.get("pgpromote_success", 0)
@@ -321,21 +336,23 @@ def sources_tables(by, wls, period=1.0):
         if a.get("p99_vs_none") is not None and b.get("p99_vs_none") is not None:
             p99_ok = b["p99_vs_none"] <= a["p99_vs_none"]
         verdict = {None: "n/a", True: "met", False: "**not met**"}
-        rows.append("| %s | %s / %s = %s %s | %s / %s = %s %s | %s / %s %s | %s / %s | %s / %s |" % (
+        rows.append("| %s | %s / %s = %s %s | %s / %s = %s %s | %s / %s %s | %s / %s | %s / %s | "
+                    "%s / %s |" % (
             wl, fmt(b.get("task_sys_s"), 2), fmt(a.get("task_sys_s"), 2), fmt(sys_r, 2, "-"),
             verdict[None if sys_r is None else sys_r <= 0.5],
             fmt(b.get("t90_s")), fmt(a.get("t90_s")), fmt(t90_r, 2, "-"), verdict[t90_ok],
             fmt(b.get("p99_vs_none"), 2, "-"), fmt(a.get("p99_vs_none"), 2, "-"),
-            verdict[p99_ok], fmt(b.get("hot_final_pct")), fmt(a.get("hot_final_pct")),
+            verdict[p99_ok], fmt(b.get("hot_tavg_pct"), 1, "-"), fmt(a.get("hot_tavg_pct"), 1, "-"),
+            fmt(b.get("hot_final_pct")), fmt(a.get("hot_final_pct")),
             "%d" % b.get("numa_hint_faults", 0), "%d" % a.get("numa_hint_faults", 0)))
     if rows:
         out.append("**Hint-fault source: numab2-async against numab2** (targets: the "
                    "workload's system time <= 0.5x, t90 <= 1.5x within one sampling "
                    "period (%g s), p99 vs none no worse):\n" % period)
         out.append("| workload | task sys s async / numab2 | t90 s async / numab2 | "
-                   "p99 vs none async / numab2 | hot on node0 % async / numab2 | "
-                   "hint faults async / numab2 |")
-        out.append("|---|---|---|---|---|---|")
+                   "p99 vs none async / numab2 | hot on node0 time-avg % async / numab2 | "
+                   "hot on node0 end % async / numab2 | hint faults async / numab2 |")
+        out.append("|---|---|---|---|---|---|---|")
         out += rows
         out.append("")
     rows = []
@@ -346,8 +363,9 @@ def sources_tables(by, wls, period=1.0):
         cells = []
         for p in ("kmmscand", "numab2-async", "kmm+faults"):
             m = ms[p]
-            cells.append("%s / %s / %s" % (fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
-                                            fmt(m.get("promoter_cpu_s"), 2, "-")))
+            cells.append("%s / %s / %s / %s" % (
+                fmt(m.get("t90_s")), fmt(m.get("hot_tavg_pct"), 1, "-"),
+                fmt(m.get("hot_final_pct")), fmt(m.get("promoter_cpu_s"), 2, "-")))
         t = {p: ms[p].get("t90_s") for p in ms}
         alone = min((x for x in (t["kmmscand"], t["numab2-async"]) if x is not None),
                     default=None)
@@ -358,7 +376,8 @@ def sources_tables(by, wls, period=1.0):
             wl, " | ".join(cells), verdict, f.get("kmmscand_abit_promoted", 0),
             f.get("kmmscand_fault_promoted", 0)))
     if rows:
-        out.append("**Both sources against each alone** (t90 s / hot on node0 % at the end / "
+        out.append("**Both sources against each alone** (t90 s / hot on node0 % time-avg / "
+                   "at the end / "
                    "promoter CPU s; kmm+faults promotions found by the scanner / by hint "
                    "faults; t90 within one sampling period, %g s, is a tie):\n" % period)
         out.append("| workload | kmmscand | numab2-async | kmm+faults | kmm+faults vs the "
@@ -384,9 +403,14 @@ NEVER_KEYS = {"t50_s", "t90_s", "phase_t90_before_s"}
 INF = float("inf")
 
 
-def relative(rows):
+def speedup_key(ratio):
+    return "model_speedup_%gx" % ratio
+
+
+def relative(rows, ratios=()):
     """Columns relative to the 'none' run of the same workload and repeat
-    (or, when that one is missing, the first 'none' run of the workload)."""
+    (or, when that one is missing, the first 'none' run of the workload);
+    the modelled speedup at every slow/fast latency ratio of ratios."""
     nones = {}
     for m in rows:
         if m["policy"] == "none" and m["status"] == "ok":
@@ -403,8 +427,8 @@ def relative(rows):
             m["ops_vs_none"] = m["ops"] / base["ops"]
         if m.get("kthread_cpu_s") is not None and base.get("task_sys_s") is not None:
             m["promoter_cpu_s"] = m["kthread_cpu_s"] + max(0.0, m["task_sys_s"] - base["task_sys_s"])
-        if m.get("model_ns_per_access") and base.get("model_ns_per_access"):
-            m["model_speedup"] = base["model_ns_per_access"] / m["model_ns_per_access"]
+        for q in ratios:
+            m[speedup_key(q)] = modelled_speedup(m.get("acc_tavg"), base.get("acc_tavg"), q)
 
 
 def aggregate(rows):
@@ -486,7 +510,8 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                   fmt(med("load_s"), 1, "?"), fmt(med("move_s"), 1, "?"), env.get("dur"),
                   max(hot - 1, 0), env.get("redis_hot_pct", "?"), env.get("redis_clients", "?"),
                   env.get("redis_loop_n", "?")))
-    hdr = ["workload", "policy", "server RSS on node0 % at ¼ / ½ / ¾ / end",
+    hdr = ["workload", "policy", "server RSS on node0 time-avg %",
+           "server RSS on node0 % at ¼ / ½ / ¾ / end",
            "anon on node0 % end", "req/s", "req/s last ¼", "GET p50 / p99 ms",
            "SET p50 / p99 ms", "promoter CPU s", "kthread CPU s", "server sys s",
            "hint faults", "pages promoted", "pages migrated"]
@@ -512,7 +537,8 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                 return "%s / %s" % (fmt(m.get(t + "_p50_ms"), 2), fmt(m.get(t + "_p99_ms"), 2))
             last = sum(m.get(t + "_rps_last") or 0 for t in ("get", "set"))
             md.append("| " + " | ".join([
-                wl, p, over_time, fmt(m.get("anon_on0_final_pct"), 1, "-"),
+                wl, p, fmt_range(by, rng, (wl, p), "on0_tavg_pct", 1, "-", multi), over_time,
+                fmt(m.get("anon_on0_final_pct"), 1, "-"),
                 fmt_range(by, rng, (wl, p), "rps", 0, "-", multi), fmt(last, 0, "-"),
                 lat("get"), lat("set"),
                 fmt_range(by, rng, (wl, p), "promoter_cpu_s", 2, "-", multi),
@@ -521,7 +547,8 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                 "%d" % (m.get("pgmigrate_success") or 0)]) + " |")
     md.append("")
     md.append("server RSS on node0: share of the server's resident pages (all mappings, from "
-              "/proc/<pid>/numa_maps, sampled once a second) on node 0 at a quarter, half, "
+              "/proc/<pid>/numa_maps, sampled once a second) on node 0, averaged over the "
+              "run with equal weight per unit of time (time-avg), and at a quarter, half, "
               "three quarters and the end of the run; anon: the same for its anonymous "
               "memory (the dataset).  req/s: requests of the completed redis-benchmark loops "
               "divided by their time, GET and SET together; last ¼: the loops that ended in "
@@ -563,8 +590,9 @@ def main():
     lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
         "assumed (HMAT sysfs absent)"
     dur = num(env.get("dur"))
-    rows = [metrics(r, lat0, lat1, dur) for r in runs]
-    relative(rows)
+    rows = [metrics(r, dur) for r in runs]
+    ratios = list(MODEL_RATIOS) + [lat1 / lat0]
+    relative(rows, ratios)
     by, rng, nrep = aggregate(rows)
     multi = nrep > 1
     workloads = []
@@ -602,7 +630,8 @@ def main():
     md.append("# kmmscand bench results\n")
     md.append("Mode `%s`, %s s per run, region %s MB, kernel %s, %s.  "
               "Under TCG both nodes are host DRAM: placement, counts and CPU are "
-              "measured; speed is **modelled** from node latencies %g ns (node 0) / "
+              "measured; speed is **modelled** at slow/fast latency ratios of 2x and 3x "
+              "(CXL-like) and at the VM's node latencies %g ns (node 0) / "
               "%g ns (node 1), %s.\n" % (env.get("mode"), env.get("dur"), env.get("size_mb"),
                                           env.get("kernel"), "kmmscand present" if kmm_present
                                           else "**kmmscand not present** in this kernel",
@@ -616,9 +645,11 @@ def main():
                                                for m in rows)]
     main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
     if main_wls:
-        hdr = ["workload", "policy", "t50 s (%s)" % pm, "t90 s (%s)" % pm, "hot on node0 %", "cold promoted %",
+        hdr = ["workload", "policy", "t50 s (%s)" % pm, "t90 s (%s)" % pm,
+               "hot on node0 time-avg %", "hot on node0 end %", "cold promoted %",
                "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
-               "max vs none", "TCG ops vs none", "modelled speedup"]
+               "max vs none", "TCG ops vs none",
+               "modelled speedup %s" % " / ".join("%gx" % q for q in ratios)]
         md.append("| " + " | ".join(hdr) + " |")
         md.append("|" + "---|" * len(hdr))
         for wl in main_wls:
@@ -631,28 +662,36 @@ def main():
                               " |" * (len(hdr) - 3))
                     continue
                 md.append("| " + " | ".join([
-                    wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                    wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
+                    cell(wl, p, "hot_tavg_pct", 1, "-"), cell(wl, p, "hot_final_pct"),
                     cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
                     cell(wl, p, "promoter_cpu_s", 2, "-"),
                     fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
                     fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
-                    fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
+                    fmt(m.get("ops_vs_none"), 2, "-"),
+                    " / ".join(cell(wl, p, speedup_key(q), 2, "-") for q in ratios)]) + " |")
         md.append("")
         md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
                   "from the phase change, for the new hot set; 'never' = not within the run): "
                   "the first placement sample at or above the level, sampled every %g s, so "
                   "the crossing lies up to one period earlier and differences within one "
                   "period are ties.  "
-                  "hot on node0: at the end of the run.  cold promoted: share of the "
+                  "hot on node0 end: at the end of the run.  cold promoted: share of the "
                   "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
                   "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
                   "kdamond* threads during the run; task sys: the workload's own system time "
                   "(where NUMA balancing's scanning and hint faults are charged).  p99/max: "
                   "batch latency (%s accesses per batch) relative to the policy 'none'.  TCG ops: "
                   "accesses done in the run relative to 'none' (emulator throughput, includes "
-                  "interference).  modelled speedup: (access-weighted node-0 share f) -> "
-                  "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
-                  "model, not a measurement.\n" % (period, "4096"))
+                  "interference).  hot on node0 time-avg: the hot set's share on node 0 "
+                  "averaged over the run with equal weight per unit of time (linear between "
+                  "samples), no model; end: at the end of the run.  modelled speedup: with "
+                  "f = the share of accesses served by node 0, averaged over time the same "
+                  "way, time per access f*L0+(1-f)*L1, 'none' divided by the policy, at "
+                  "L1/L0 = %s (%s the VM's HMAT ratio, %g/%g ns, %s); a memory-bound model, "
+                  "not a measurement.\n" % (
+                      period, "4096", ", ".join("%gx" % q for q in ratios),
+                      "%gx" % ratios[-1], lat1, lat0, lat_src))
 
     # ---------------------------------------------------------- hint-fault source
     md += sources_tables(by, main_wls, period)
@@ -672,8 +711,9 @@ def main():
                   "the move, the new set's share on node 0 at the end, and what is left "
                   "of the old set on node 0 (nothing demotes it here).\n")
         md.append("| policy | t90 old set s (%s) | old set at move %% | t50 new s (%s) | t90 new s (%s) | "
-                  "new set final %% | old set final %% | cold promoted %% |" % (pm, pm, pm))
-        md.append("|---|---|---|---|---|---|---|---|")
+                  "new set final %% | old set final %% | hot time-avg %% | cold promoted %% |"
+                  % (pm, pm, pm))
+        md.append("|---|---|---|---|---|---|---|---|---|")
         for p in pols:
             m = by.get((wl, p))
             if not m or m["status"] != "ok":
@@ -683,6 +723,7 @@ def main():
                 cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
                 cell(wl, p, "phase_hotB_final_pct", 1, "-"),
                 cell(wl, p, "phase_hotA_final_pct", 1, "-"),
+                cell(wl, p, "hot_tavg_pct", 1, "-"),
                 cell(wl, p, "cold_promoted_pct")]) + " |")
         md.append("")
 
@@ -698,9 +739,10 @@ def main():
                   "numab2 numa_balancing_promote_rate_limit_MBps, DAMOS quota bytes per "
                   "reset interval.  promoted: pgmigrate_success - pgdemote (base pages); "
                   "demoted: pgdemote_kswapd+direct+khugepaged.\n")
-        md.append("| workload | policy | hot MB | free node0 MB | rate MB/s | bound s | t90 s | "
-                  "hot on node0 % | cold promoted % | pages promoted | pages demoted |")
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        md.append("| workload | policy | hot MB | free node0 MB | rate MB/s | bound s | "
+                  "t90 s (%s) | hot on node0 time-avg %% | hot on node0 end %% | "
+                  "cold promoted %% | pages promoted | pages demoted |" % pm)
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for wl in tfw:
             for p in pols:
                 m = by.get((wl, p))
@@ -709,7 +751,8 @@ def main():
                 md.append("| %s | %s | " % (wl, p) + " | ".join([
                     fmt(m.get("hot_mb"), 0, "-"), fmt(m.get("free0_mb"), 0, "-"),
                     fmt(m.get("rate_mbps"), 0, "-"), fmt(m.get("bound_t90_s"), 2, "-"),
-                    cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                    cell(wl, p, "t90_s"), cell(wl, p, "hot_tavg_pct", 1, "-"),
+                    cell(wl, p, "hot_final_pct"),
                     cell(wl, p, "cold_promoted_pct"), cell(wl, p, "promoted_pages", 0, "-"),
                     cell(wl, p, "pgdemote", 0, "-")]) + " |")
         md.append("")
@@ -718,14 +761,15 @@ def main():
     if sc:
         md.append("## Scan cost: sparse %s MB mapping, 64 MB hot set\n" % env.get("scan_mb"))
         md.append("| policy | status | kthread CPU s | pte_scanned | pmd_skipped | young | "
-                  "hot on node0 % | t90 s |")
-        md.append("|---|---|---|---|---|---|---|---|")
+                  "hot on node0 time-avg % | hot on node0 end % | t90 s (%s) |" % pm)
+        md.append("|---|---|---|---|---|---|---|---|---|")
         for m in sc:
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 m["policy"], m["status"] + (": " + m["note"] if m["note"] else ""),
                 fmt(m.get("kthread_cpu_s"), 2, "-"), m.get("kmmscand_pte_scanned", "-"),
                 m.get("kmmscand_pmd_skipped", "-"), m.get("kmmscand_young", "-"),
-                fmt(m.get("hot_final_pct"), 1, "-"), fmt(m.get("t90_s"))))
+                fmt(m.get("hot_tavg_pct"), 1, "-"), fmt(m.get("hot_final_pct"), 1, "-"),
+                fmt(m.get("t90_s"))))
         md.append("")
 
     # ---------------------------------------------------------- summary
@@ -743,7 +787,7 @@ def main():
         ("fastest to 90% hot coverage (t90, lower is better, ties within one sampling "
          "period)", "t90_s", min, True, False),
         ("highest final hot coverage", "hot_final_pct", max, False, False),
-        ("best modelled speedup", "model_speedup", max, False, False),
+        ("highest time-averaged hot coverage", "hot_tavg_pct", max, False, False),
         ("fewest cold pages promoted", "cold_promoted_pct", min, False, True),
         ("least promoter CPU (kthreads + extra task sys)", "promoter_cpu_s", min, False, True),
         ("lowest p99 batch latency", "p99_us", min, False, True),
@@ -789,14 +833,21 @@ def main():
         if not any(m["policy"] == p and m["workload"] != "scancost" and
                    m["workload"] not in redis_wls for m in rows):
             continue
-        sp = [by[(wl, p)].get("model_speedup") for wl in workloads
-              if wl != "scancost" and (wl, p) in by and by[(wl, p)].get("model_speedup")]
-        if sp:
-            g = math.exp(sum(math.log(x) for x in sp) / len(sp))
+        key0 = speedup_key(ratios[0])
+        wls_p = [wl for wl in workloads
+                 if wl != "scancost" and (wl, p) in by and by[(wl, p)].get(key0)]
+        if wls_p:
+            gs = []
+            for q in ratios:
+                sp = [by[(wl, p)][speedup_key(q)] for wl in wls_p]
+                gs.append("%.2fx" % math.exp(sum(math.log(x) for x in sp) / len(sp)))
+            hot = statistics.mean(by[(wl, p)].get("hot_tavg_pct") or 0 for wl in wls_p)
             cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads
                       if wl != "scancost" and wl not in redis_wls and (wl, p) in by)
-            summ.append("%-12s geomean modelled speedup %.2fx over %d workloads, "
-                        "promoter CPU total %.1f s, metric wins %d" % (p, g, len(sp), cpu, wins[p]))
+            summ.append("%-12s hot time-avg mean %.1f%%, geomean modelled speedup %s (L1/L0 %s) "
+                        "over %d workloads, promoter CPU total %.1f s, metric wins %d" % (
+                            p, hot, " / ".join(gs), " / ".join("%gx" % q for q in ratios),
+                            len(wls_p), cpu, wins[p]))
         else:
             summ.append("%-12s no results" % p)
     if sc:
@@ -854,7 +905,12 @@ def plot(out, runs, workloads, pols, redis_wls=()):
                     f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
                     for t in r["T"]:
                         f.write("%.3f %.4f %.4f %.4f %d\n" % t)
-            lines.append((p, fn, r.get("phase")))
+            if wl in redis_wls:
+                avg = time_avg([(t[0], t[1]) for t in r["NM"]])
+            else:
+                avg = time_avg([(t[0], t[1]) for t in r["T"]])
+            lines.append((p + ("" if avg is None else " (avg %.0f%%)" % (100 * avg)), fn,
+                          r.get("phase")))
         if lines:
             panels.append((wl, lines))
     if not panels:
@@ -866,9 +922,9 @@ def plot(out, runs, workloads, pols, redis_wls=()):
               if gp and "pngcairo" in terminals(gp) else
               "set terminal png noenhanced size %d,%d" % (480 * cols, 330 * rows_),
               "set output '%s'" % os.path.join(out, "coverage.png"),
-              "set multiplot layout %d,%d title 'hot-set pages on node 0 over time "
-              "(TCG VM; placement measured with move_pages; redis: resident pages of the "
-              "server, numa_maps)'" % (rows_, cols),
+              "set multiplot layout %d,%d title 'hot-set residency on node 0 over time, "
+              "key: its time average (TCG VM; placement measured with move_pages; redis: "
+              "resident pages of the server, numa_maps)'" % (rows_, cols),
               "set yrange [0:1.05]", "set xlabel 's'", "set ylabel 'hot on node0'",
               "set key bottom right", "set grid"]
     for wl, lines in panels:
@@ -881,7 +937,8 @@ def plot(out, runs, workloads, pols, redis_wls=()):
         if ph:
             script.append("set arrow from %g,0 to %g,1.05 nohead dt 2" % (ph, ph))
         script.append("plot " + ", ".join(
-            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (fn, color(pols, p), p)
+            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (
+                fn, color(pols, p.split(" ")[0]), p)
             for p, fn, _ in lines))
     script.append("unset multiplot")
     with open(os.path.join(out, "coverage.gp"), "w") as f:

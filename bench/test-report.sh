@@ -12,6 +12,15 @@ check() {	# check NAME CONDITION-EXIT-STATUS WHY
 	if [ "$2" = 0 ]; then echo "ok $1"; else echo "not ok $1: $3"; fi
 }
 
+# The placement metric and the modelled speedup (bench/placement.py):
+# hand-computed cases.
+if python3 "$here/test_placement.py" > "$tmp/ut.out" 2>&1; then
+	echo "ok bench:placement-unittest: $(grep -o "^Ran [0-9]* tests" "$tmp/ut.out")"
+else
+	echo "not ok bench:placement-unittest: $(grep -E '^(FAIL|ERROR):|Error' "$tmp/ut.out" |
+		head -3 | tr '\n' ' ')"
+fi
+
 # vm_stalls() from run-in-vm.sh, with dmesg replaced by a fixed log: only
 # stall lines stamped at or after the run's start may be reported.
 fn=$(sed -n '/^vm_stalls() {/,/^}/p' "$here/run-in-vm.sh")
