@@ -442,7 +442,10 @@ def aggregate(rows):
     for k, ms in groups.items():
         ok = [m for m in ms if m["status"] == "ok"]
         if not ok:
-            by[k] = dict(ms[0])
+            # every run left out: the status only, no metric that a
+            # summary could pick up
+            by[k] = {"workload": k[0], "policy": k[1], "status": ms[0]["status"],
+                     "note": ms[0]["note"], "runs": 0, "failed_runs": len(ms)}
             continue
         nrep = max(nrep, len(ok))
         agg = {"workload": k[0], "policy": k[1], "status": "ok", "runs": len(ok),
@@ -781,6 +784,16 @@ def main():
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
     cmp_pols = [p for p in pols if p != "none"]
+
+    def okm(wl, p):
+        m = by.get((wl, p))
+        return m if m and m["status"] == "ok" else None
+
+    # The summaries compare like with like: only workloads where 'none' and
+    # every policy that has any result got a run that was not left out.
+    sum_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
+    have = [p for p in cmp_pols if any(okm(wl, p) for wl in sum_wls)]
+    common = [wl for wl in sum_wls if all(okm(wl, p) for p in ["none"] + have)]
     # (label, key, best-of, 'never' counts as worst, cost metric: only
     # policies that got >= 50% of the hot set to node 0 compete)
     crit = [
@@ -796,7 +809,7 @@ def main():
     for wl in workloads:
         if wl == "scancost" or wl in redis_wls:
             continue
-        ok = [by[(wl, p)] for p in cmp_pols if (wl, p) in by and by[(wl, p)]["status"] == "ok"]
+        ok = [okm(wl, p) for p in cmp_pols if okm(wl, p)]
         if not ok:
             summ.append("%s: no comparable runs" % wl)
             continue
@@ -820,36 +833,45 @@ def main():
             # t50/t90 are known to one sampling period: closer is a tie
             tol = period if key in NEVER_KEYS else 1e-6 * abs(best)
             tied = [p for v, p in vals if abs(v - best) <= 1e-9 + tol]
-            for p in tied:
-                wins[p] += 1
+            if wl in common:
+                for p in tied:
+                    wins[p] += 1
             parts.append("%s: %s (%s)" % (key, "/".join(tied), fmt(best, 2)))
         summ.append("%s: %s" % (wl, "; ".join(parts)))
     summ.append("(cost metrics - cold promoted, promoter CPU, p99 - only among policies that "
                 "reached >= 50% hot coverage)")
     summ += redis_summary(rows, by, redis_wls, pols)
     summ.append("")
-    # geometric mean of modelled speedup per policy (of the medians)
+    # per policy over the common workload set (medians of the runs kept):
+    # mean time-averaged hot share, geometric-mean modelled speedup, CPU
+    if sum_wls:
+        dropped = [wl for wl in sum_wls if wl not in common]
+        summ.append("per policy over the same %d workload%s (%s)%s; metric wins over those:" % (
+            len(common), "" if len(common) == 1 else "s", ", ".join(common) or "-",
+            "; left out of every policy's summary: " + ", ".join(
+                "%s (%s)" % (wl, ", ".join(p for p in ["none"] + have if not okm(wl, p)))
+                for wl in dropped) if dropped else ""))
     for p in cmp_pols:
-        if not any(m["policy"] == p and m["workload"] != "scancost" and
-                   m["workload"] not in redis_wls for m in rows):
+        if not any(m["policy"] == p and m["workload"] in sum_wls for m in rows):
             continue
-        key0 = speedup_key(ratios[0])
-        wls_p = [wl for wl in workloads
-                 if wl != "scancost" and (wl, p) in by and by[(wl, p)].get(key0)]
-        if wls_p:
-            gs = []
-            for q in ratios:
-                sp = [by[(wl, p)][speedup_key(q)] for wl in wls_p]
-                gs.append("%.2fx" % math.exp(sum(math.log(x) for x in sp) / len(sp)))
-            hot = statistics.mean(by[(wl, p)].get("hot_tavg_pct") or 0 for wl in wls_p)
-            cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads
-                      if wl != "scancost" and wl not in redis_wls and (wl, p) in by)
-            summ.append("%-12s hot time-avg mean %.1f%%, geomean modelled speedup %s (L1/L0 %s) "
-                        "over %d workloads, promoter CPU total %.1f s, metric wins %d" % (
-                            p, hot, " / ".join(gs), " / ".join("%gx" % q for q in ratios),
-                            len(wls_p), cpu, wins[p]))
-        else:
-            summ.append("%-12s no results" % p)
+        if p not in have:
+            summ.append("%-12s no results (every run left out or skipped)" % p)
+            continue
+        if not common:
+            summ.append("%-12s no workload with a kept run of every policy" % p)
+            continue
+        ms = [okm(wl, p) for wl in common]
+        gs = []
+        for q in ratios:
+            sp = [m.get(speedup_key(q)) for m in ms]
+            gs.append("%.2fx" % math.exp(sum(math.log(x) for x in sp) / len(sp))
+                      if all(sp) else "-")
+        hot = statistics.mean(m.get("hot_tavg_pct") or 0 for m in ms)
+        cpu = sum(m.get("promoter_cpu_s") or 0 for m in ms)
+        summ.append("%-12s over %d workload%s: hot time-avg mean %.1f%%, geomean modelled "
+                    "speedup %s (L1/L0 %s), promoter CPU total %.1f s, metric wins %d" % (
+                        p, len(ms), "" if len(ms) == 1 else "s", hot, " / ".join(gs),
+                        " / ".join("%gx" % q for q in ratios), cpu, wins[p]))
     if sc:
         on = {m["policy"]: m for m in sc if m["status"] == "ok"}
         if "kmmscand" in on and "kmm-nopmd" in on:
@@ -870,7 +892,13 @@ def main():
             md.append("- %s / %s rep %s: %s%s" % (m["workload"], m["policy"], m.get("rep", 1),
                                                 m["status"], ": " + m["note"] if m["note"] else ""))
         md.append("")
-        summ.append("runs left out (failed or vm-stall): %d of %d" % (len(left), len(rows)))
+        summ.append("runs left out (failed or vm-stall): %d of %d: %s" % (
+            len(left), len(rows), ", ".join(
+                "%s %d of %d (%s)" % (p, len(lp), len([m for m in rows if m["policy"] == p]),
+                                      ", ".join("%s %d" % (st, n) for st, n in sorted(
+                                          {m["status"]: sum(1 for x in lp if x["status"] ==
+                                                            m["status"]) for m in lp}.items())))
+                for p in pols for lp in [[m for m in left if m["policy"] == p]] if lp)))
     summ.append("total guest wall time %s s" % env.get("total_wall", "?"))
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(summ) + "\n")

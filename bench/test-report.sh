@@ -108,3 +108,45 @@ if python3 "$here/report.py" "$tmp/ties.log" "$tmp/ties" > "$tmp/ties.out" 2>&1;
 else
 	echo "not ok bench:report-t90-ties-within-period: report.py failed: $(tail -1 "$tmp/ties.out")"
 fi
+
+# REPEAT=1 (quick, full): a run left out is the only run of its workload x
+# policy.  zipf/kmmscand stalled (with a huge CPU time and all its hot set
+# fast at once); it must not enter kmmscand's summary, and every policy's
+# summary must cover the same workloads (hotcold only).
+{
+	echo "@@ENV workloads=hotcold,zipf policies=none,kmmscand,numab2 scancost=0 repeat=1 dur=10 sample_ms=100"
+	echo "@@ENV lat0_ns=10 lat1_ns=100"
+	for w in hotcold zipf; do
+		for p in none kmmscand numab2; do
+			case $p/$w in
+			none/*) h=0.0; cpu=0.00 ;;
+			kmmscand/hotcold) h=0.5; cpu=0.40 ;;
+			kmmscand/zipf) h=1.0; cpu=5.00 ;;
+			numab2/*) h=0.5; cpu=0.10 ;;
+			esac
+			echo "@@RUN-BEGIN workload=$w policy=$p rep=1 args=--mode $w"
+			echo "T 0.000 hot_on0=$h cold_on0=0.0 acc_on0=$h ops=100 q_ms=5"
+			echo "T 10.000 hot_on0=$h cold_on0=0.0 acc_on0=$h ops=100 q_ms=5"
+			echo "RESULT mode=$w secs=10 setup_s=1 hot_final=$h cold_final=0.0" \
+			     "acc_on0=$h t50=-1 t90=-1 sample_ms=100 p50_us=10 p90_us=20" \
+			     "p99_us=30 max_us=40 nbatch=10 ops=100 work_stime=0.1"
+			echo "@@CPU kmmscand $cpu"
+			[ $p/$w = kmmscand/zipf ] &&
+				echo "@@VMSTALL watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kmmscand_migrat:34]"
+			echo "@@RUN-END workload=$w policy=$p rep=1 rc=0 wall=12"
+		done
+	done
+} > "$tmp/rep1.log"
+if python3 "$here/report.py" "$tmp/rep1.log" "$tmp/rep1" > "$tmp/rep1.out" 2>&1; then
+	k=$(grep -E '^kmmscand ' "$tmp/rep1/summary.txt")
+	n=$(grep -E '^numab2 ' "$tmp/rep1/summary.txt")
+	got="$(echo "$k" | grep -oE 'over [0-9]+ workloads?|CPU total [0-9.]+ s' | tr '\n' ,)"
+	got="$got|$(echo "$n" | grep -oE 'over [0-9]+ workloads?' | tr '\n' ,)"
+	[ "$got" = "over 1 workload,CPU total 0.4 s,|over 1 workload," ]
+	check bench:report-repeat1-left-out-not-summarised $? "kmmscand/numab2 summary: $got (want over 1 workload, CPU total 0.4 s)"
+	grep -qE '^runs left out.*kmmscand 1 of 2' "$tmp/rep1/summary.txt"
+	check bench:report-repeat1-left-out-counted-per-policy $? \
+		"summary: $(grep '^runs left out' "$tmp/rep1/summary.txt" || echo 'no runs-left-out line')"
+else
+	echo "not ok bench:report-repeat1-left-out-not-summarised: report.py failed: $(tail -1 "$tmp/rep1.out")"
+fi
