@@ -53,6 +53,8 @@ def parse(path):
                 if rest.startswith("kmmscand"):
                     env["kmmscand_info"] = rest
                 env.update(kv(rest))
+            elif tag.startswith("@@ORDER "):
+                env.setdefault("orders", []).append(kv(tag[8:]))
             elif tag.startswith("@@RUN-BEGIN "):
                 d = kv(tag[12:].split(" args=")[0])
                 pol = d.get("policy")
@@ -539,15 +541,15 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                     return "-"
                 return "%s / %s" % (fmt(m.get(t + "_p50_ms"), 2), fmt(m.get(t + "_p99_ms"), 2))
             last = sum(m.get(t + "_rps_last") or 0 for t in ("get", "set"))
+
+            def c(key, nd, none="-"):
+                return fmt_range(by, rng, (wl, p), key, nd, none, multi)
             md.append("| " + " | ".join([
                 wl, p, fmt_range(by, rng, (wl, p), "on0_tavg_pct", 1, "-", multi), over_time,
-                fmt(m.get("anon_on0_final_pct"), 1, "-"),
-                fmt_range(by, rng, (wl, p), "rps", 0, "-", multi), fmt(last, 0, "-"),
-                lat("get"), lat("set"),
-                fmt_range(by, rng, (wl, p), "promoter_cpu_s", 2, "-", multi),
-                fmt(m.get("kthread_cpu_s"), 2, "-"), fmt(m.get("task_sys_s"), 2, "-"),
-                "%d" % (m.get("numa_hint_faults") or 0), "%d" % (m.get("promoted_pages") or 0),
-                "%d" % (m.get("pgmigrate_success") or 0)]) + " |")
+                c("anon_on0_final_pct", 1), c("rps", 0), fmt(last, 0, "-"),
+                lat("get"), lat("set"), c("promoter_cpu_s", 2), c("kthread_cpu_s", 2),
+                c("task_sys_s", 2), c("numa_hint_faults", 0, "0"), c("promoted_pages", 0, "0"),
+                c("pgmigrate_success", 0, "0")]) + " |")
     md.append("")
     md.append("server RSS on node0: share of the server's resident pages (all mappings, from "
               "/proc/<pid>/numa_maps, sampled once a second) on node 0, averaged over the "
@@ -644,6 +646,11 @@ def main():
                   "per workload); cells are the **median**, with (min–max) where the runs "
                   "differ; 'never' counts as the slowest.  results.csv has every run, "
                   "results-median.csv the medians.\n" % nrep)
+    if env.get("shuffle") == "1":
+        md.append("Policy order shuffled in every round (seed %s; the order of each round is "
+                  "in raw.log's @@ORDER lines).\n" % env.get("order_seed", "?"))
+    elif env.get("orders"):
+        md.append("Policy order fixed in every round (SHUFFLE=0).\n")
     redis_wls = [wl for wl in workloads if any(m["workload"] == wl and m.get("kind") == "redis"
                                                for m in rows)]
     main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
@@ -667,11 +674,11 @@ def main():
                 md.append("| " + " | ".join([
                     wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
                     cell(wl, p, "hot_tavg_pct", 1, "-"), cell(wl, p, "hot_final_pct"),
-                    cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
+                    cell(wl, p, "cold_promoted_pct"), cell(wl, p, "pgmigrate_success", 0, "0"),
                     cell(wl, p, "promoter_cpu_s", 2, "-"),
-                    fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
-                    fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
-                    fmt(m.get("ops_vs_none"), 2, "-"),
+                    cell(wl, p, "kthread_cpu_s", 2, "-"), cell(wl, p, "task_sys_s", 2, "-"),
+                    cell(wl, p, "p99_vs_none", 2, "-"), cell(wl, p, "max_vs_none", 2, "-"),
+                    cell(wl, p, "ops_vs_none", 2, "-"),
                     " / ".join(cell(wl, p, speedup_key(q), 2, "-") for q in ratios)]) + " |")
         md.append("")
         md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
@@ -752,8 +759,8 @@ def main():
                 if not m or m["status"] != "ok":
                     continue
                 md.append("| %s | %s | " % (wl, p) + " | ".join([
-                    fmt(m.get("hot_mb"), 0, "-"), fmt(m.get("free0_mb"), 0, "-"),
-                    fmt(m.get("rate_mbps"), 0, "-"), fmt(m.get("bound_t90_s"), 2, "-"),
+                    cell(wl, p, "hot_mb", 0, "-"), cell(wl, p, "free0_mb", 0, "-"),
+                    cell(wl, p, "rate_mbps", 0, "-"), cell(wl, p, "bound_t90_s", 2, "-"),
                     cell(wl, p, "t90_s"), cell(wl, p, "hot_tavg_pct", 1, "-"),
                     cell(wl, p, "hot_final_pct"),
                     cell(wl, p, "cold_promoted_pct"), cell(wl, p, "promoted_pages", 0, "-"),

@@ -21,6 +21,8 @@
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
 #   SAMPLE_MS=<placement sampling period of the workload, ms; default 100>
+#   SHUFFLE=1|0  ORDER_SEED=<n>  (policy order shuffled per round, seeded;
+#   default on, seed = SEED)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
 #   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
 #   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
@@ -41,7 +43,8 @@
 #            kmm+faults (kmmscand sources="abit fault" + numa_balancing=2)
 #            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
 #            min age AGE, for threshold sweeps); "damos" = damos-naive
-# REPEAT=N: for each workload, N rounds of all policies (rep=1..N).
+# REPEAT=N: for each workload, N rounds of all policies (rep=1..N), each
+# round in its own order (SHUFFLE=1, seeded by ORDER_SEED; @@ORDER lines).
 # Scan-cost microbench (SCANCOST=1): workload "scancost" (sparse, SCAN_MB map,
 # 64 MB hot set) under kmmscand (pmd_skip=1) and kmm-nopmd (pmd_skip=0).
 
@@ -79,6 +82,8 @@ medium)
 esac
 SEED=42
 SAMPLE_MS=100
+SHUFFLE=1
+ORDER_SEED=
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
 HARD_HOT_MB=112
 # damos-tuned access thresholds (of 20 samples per 100 ms aggregation; age in
@@ -95,6 +100,12 @@ for a in "$@"; do
 	case "$a" in
 	*=*) eval "${a%%=*}=\"\${a#*=}\"" ;;
 	*) echo "run-in-vm.sh: ignoring argument '$a'" >&2 ;;
+	esac
+done
+[ -n "$ORDER_SEED" ] || ORDER_SEED=$SEED
+for v in "$ORDER_SEED" "$SHUFFLE"; do
+	case "$v" in
+	''|*[!0-9]*) echo "run-in-vm.sh: ORDER_SEED and SHUFFLE must be numbers (got '$ORDER_SEED', '$SHUFFLE')" >&2; exit 2 ;;
 	esac
 done
 case "$SAMPLE_MS" in
@@ -124,7 +135,8 @@ KMM=/sys/kernel/mm/kmmscand
 DAMON=/sys/kernel/mm/damon/admin/kdamonds
 NB=/proc/sys/kernel/numa_balancing
 DEMOTE=/sys/kernel/mm/numa/demotion_enabled
-HOTTH=/sys/kernel/debug/sched/numa_balancing/hot_threshold_ms
+NBDBG=/sys/kernel/debug/sched/numa_balancing
+NBRATE=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 TMP=/tmp/bench.$$
 mkdir -p "$TMP"
 
@@ -164,6 +176,7 @@ lat() {	# lat NID -> read latency (ns) from HMAT-backed sysfs, or empty
 echo "@@BENCH-BEGIN"
 echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED sample_ms=$SAMPLE_MS"
 echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
+echo "@@ENV shuffle=$SHUFFLE order_seed=$ORDER_SEED"
 echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
 echo "@@ENV redis_keys=$REDIS_KEYS redis_value=$REDIS_VALUE redis_hot_pct=$REDIS_HOT_PCT redis_clients=$REDIS_CLIENTS redis_loop_n=$REDIS_LOOP_N"
 echo "@@ENV file_path=$FILE_PATH file_rw_path=$FILE_RW_PATH"
@@ -312,10 +325,44 @@ damos_stats() {
 	done
 }
 
+# NUMA balancing back to the kernel's defaults (kernel/sched/fair.c of
+# 6.12): off, promotion rate limit 65536 MB/s, and the debugfs knobs hot
+# threshold 1000 ms, scan delay 1000 ms, scan period 1000..60000 ms, scan
+# size 256 MB.  Its per-node tiering state (pgdat->nbp_threshold, the
+# threshold the kernel adjusts itself, with nbp_th_start/nbp_th_nr_cand)
+# cannot be written from user space: the sysctl clears it when
+# numa_balancing goes from a mode without tiering to one with it
+# (reset_memory_tiering()), i.e. when policy_on writes 2 after this 0, right
+# before every run that uses it.  The rate-limit window (nbp_rl_start,
+# nbp_rl_nr_cand) is not cleared; it is a 1 s window that restarts on the
+# first candidate more than 1 s after the last, and settle() alone waits
+# 1 s.  Page access times live in the folios of the run's own fresh
+# process.
+numab_defaults() {
+	[ $have_nb = 1 ] || return 0
+	wr 0 $NB
+	[ -f "$NBRATE" ] && wr 65536 "$NBRATE" >/dev/null
+	[ -d "$NBDBG" ] || return 0
+	wr 1000 $NBDBG/hot_threshold_ms >/dev/null
+	wr 1000 $NBDBG/scan_delay_ms >/dev/null
+	# max before min, as for kmmscand's period range
+	wr 60000 $NBDBG/scan_period_max_ms >/dev/null
+	wr 1000 $NBDBG/scan_period_min_ms >/dev/null
+	wr 256 $NBDBG/scan_size_mb >/dev/null
+}
+
+numab_state() {	# one line: the knobs numab_defaults sets, as read back
+	printf 'numa_balancing=%s rate_limit_MBps=%s' "$(cat $NB 2>/dev/null)" \
+		"$(cat $NBRATE 2>/dev/null)"
+	for f in hot_threshold_ms scan_delay_ms scan_period_min_ms scan_period_max_ms scan_size_mb; do
+		printf ' %s=%s' $f "$(cat $NBDBG/$f 2>/dev/null)"
+	done
+	echo
+}
+
 all_off() {
 	kmm_defaults
-	[ $have_nb = 1 ] && wr 0 $NB
-	[ -f "$HOTTH" ] && wr 1000 "$HOTTH" >/dev/null
+	numab_defaults
 	damon_off
 	[ -f "$DEMOTE" ] && wr 0 "$DEMOTE" >/dev/null
 }
@@ -521,6 +568,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
 	up0=$(cut -d' ' -f1 /proc/uptime)
+	[ $have_nb = 1 ] && echo "@@INFO numab $(numab_state)"
 	policy_on $p
 	echo "@@RATE $(policy_rate $p)"
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
@@ -544,10 +592,25 @@ all_off
 # "damos" is the old name of damos-naive
 POLICIES=$(for p in $POLICIES; do [ "$p" = damos ] && p=damos-naive; echo $p; done)
 POLICIES=$(echo $POLICIES)
+# shuffled WORDS...: the words in a random order drawn from seed $oseed
+# (host and guest awk may differ: the order used is printed)
+shuffled() {
+	printf '%s\n' "$@" | awk -v s="$oseed" 'BEGIN { srand(s) } { printf "%.9f %s\n", rand(), $0 }' |
+		sort -k1,1n | cut -d' ' -f2
+}
+
+oseed=$ORDER_SEED
 for w in $WORKLOADS; do
 	rr=1
 	while [ $rr -le "$REPEAT" ]; do
-		for p in $POLICIES; do
+		order=$POLICIES
+		if [ "$SHUFFLE" = 1 ]; then
+			# shellcheck disable=SC2086
+			order=$(shuffled $POLICIES)
+			oseed=$((oseed + 1))
+		fi
+		echo "@@ORDER workload=$w rep=$rr policies=$(echo $order | tr ' ' ',')"
+		for p in $order; do
 			run_one $w $p $rr
 		done
 		rr=$((rr + 1))

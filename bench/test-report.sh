@@ -150,3 +150,17 @@ if python3 "$here/report.py" "$tmp/rep1.log" "$tmp/rep1" > "$tmp/rep1.out" 2>&1;
 else
 	echo "not ok bench:report-repeat1-left-out-not-summarised: report.py failed: $(tail -1 "$tmp/rep1.out")"
 fi
+
+# run-in-vm.sh's policy order per round: seeded (same seed, same order), a
+# permutation of the policies, and not the same order for every seed.
+fn=$(sed -n '/^shuffled() {/,/^}/p' "$here/run-in-vm.sh")
+pols="none kmmscand numab2 damos-tuned damos-naive"
+# shellcheck disable=SC2086
+got=$(eval "$fn"; oseed=7; a=$(shuffled $pols | tr '\n' ' '); b=$(shuffled $pols | tr '\n' ' ')
+	[ "$a" = "$b" ] || echo "seed 7 gave '$a' then '$b'"
+	[ "$(echo $a | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(echo $pols | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
+		echo "'$a' is not a permutation of '$pols'"
+	n=$(for oseed in 1 2 3 4 5 6 7 8; do shuffled $pols | tr '\n' ' '; echo; done | sort -u | wc -l)
+	[ "$n" -ge 3 ] || echo "8 seeds gave only $n orders")
+[ -n "$fn" ] && [ -z "$got" ]
+check bench:policy-order-shuffled-seeded $? "${got:-shuffled() not found in run-in-vm.sh}"
