@@ -204,7 +204,42 @@ def redis_metrics(run, dur):
     return m
 
 
-def metrics(run, dur=None):
+def fast_free_start(run, fast):
+    """MB free on the fast node before the run (@@INFO before ...)."""
+    for line in run["info"]:
+        if line.startswith("before "):
+            return num(kv(line).get("node%s_free_mb" % fast))
+    return None
+
+
+def regime(env, rows):
+    """results.md line: node 0's size and whether NUMA balancing's
+    first-access rule could hold in this VM."""
+    fast = env.get("fast_node", "0")
+    total = num(env.get("node%s_total_mb" % fast))
+    free = [m["fast_free_start_mb"] for m in rows if m.get("fast_free_start_mb") is not None
+            and m.get("workload") != "scancost"]
+    if total is None and not free:
+        return None
+    s = "Fast node %s: %s MB, free at the start of the runs %s MB.  " % (
+        fast, fmt(total, 0, "?"), "%s–%s" % (fmt(min(free), 0), fmt(max(free), 0)) if free
+        else "?")
+    if free and max(free) < 1024:
+        s += ("NUMA balancing's first-access rule (promote any slow page on its first hint "
+              "fault while the fast node has >= 1 GB free above its promotion watermark, "
+              "`pgdat_free_space_enough()`) **never held**: numab2 promoted only pages "
+              "that passed its hot threshold.  `BIG0=1` / `BENCH=quick-bignode` run the "
+              "other regime.")
+    else:
+        s += ("More than 1 GB was free: NUMA balancing's first-access rule "
+              "(`pgdat_free_space_enough()`: >= 1 GB free above the promotion watermark) "
+              "can hold, numab2 then promotes a slow page on its first hint fault, "
+              "without its hot threshold, while that much stays free (topfull's balloon "
+              "leaves 32 MB: never there).")
+    return s
+
+
+def metrics(run, dur=None, fast="0"):
     if run.get("redis") is not None or run["workload"].startswith("redis"):
         return redis_metrics(run, dur)
     r = run["result"]
@@ -247,6 +282,7 @@ def metrics(run, dur=None):
     m["kthread_cpu_s"] = sum(run["cpu"].values())
     for k, x in run["cpu"].items():
         m["cpu_" + k] = x
+    m["fast_free_start_mb"] = fast_free_start(run, fast)
     m["task_sys_s"] = num(r.get("work_stime"), 0)
     m["task_user_s"] = num(r.get("work_utime"), 0)
     m["p50_us"] = num(r.get("p50_us"))
@@ -595,7 +631,7 @@ def main():
     lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
         "assumed (HMAT sysfs absent)"
     dur = num(env.get("dur"))
-    rows = [metrics(r, dur) for r in runs]
+    rows = [metrics(r, dur, env.get("fast_node", "0")) for r in runs]
     ratios = list(MODEL_RATIOS) + [lat1 / lat0]
     relative(rows, ratios)
     by, rng, nrep = aggregate(rows)
@@ -646,6 +682,9 @@ def main():
                   "per workload); cells are the **median**, with (min–max) where the runs "
                   "differ; 'never' counts as the slowest.  results.csv has every run, "
                   "results-median.csv the medians.\n" % nrep)
+    reg = regime(env, rows)
+    if reg:
+        md.append(reg + "\n")
     if env.get("shuffle") == "1":
         md.append("Policy order shuffled in every round (seed %s; the order of each round is "
                   "in raw.log's @@ORDER lines).\n" % env.get("order_seed", "?"))
@@ -790,6 +829,10 @@ def main():
                     ", medians of %d repeats" % nrep if multi else "", period))
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
+    if reg:
+        summ.append(reg.split("  ")[0].rstrip(".") + " " + ("(NUMA balancing's first-access rule "
+                                                "never held)" if "never held" in reg else
+                                                "(NUMA balancing's first-access rule can hold)"))
     cmp_pols = [p for p in pols if p != "none"]
 
     def okm(wl, p):

@@ -17,7 +17,7 @@
 #   @@RUN-END workload=W policy=P rep=R rc=N wall=S
 #
 # Arguments are key=value words:
-#   MODE=quick|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
+#   MODE=quick|quick-bignode|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
 #   SAMPLE_MS=<placement sampling period of the workload, ms; default 100>
@@ -70,6 +70,13 @@ full)
 		uniform populate file-shared file-shared-rw thp-move redis-get redis-mix"
 	POLICIES="none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb"
 	REDIS_KEYS=1000000 ;;
+quick-bignode)
+	# the headline workloads for a VM whose node 0 is large enough for NUMA
+	# balancing's first-access rule (make bench BENCH=quick-bignode boots
+	# it with NODE0_MB=3072)
+	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0
+	WORKLOADS="hotcold zipf phase multi thp thp-scatter topfull"
+	POLICIES="none kmmscand numab2 damos-tuned" ;;
 medium)
 	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
 	WORKLOADS="hotcold zipf phase multi thp topfull redis-get redis-mix"
