@@ -116,6 +116,7 @@ def parse(path):
                 cur["T"].append((num(p[1], 0), num(d.get("hot_on0"), 0),
                                  num(d.get("cold_on0"), 0), num(d.get("acc_on0"), 0),
                                  num(d.get("ops"), 0)))
+                cur.setdefault("Tq", []).append(num(d.get("q_ms")))
                 if "hotA_on0" in d:
                     cur.setdefault("TP", []).append((num(p[1], 0), num(d.get("hotA_on0"), 0),
                                                      num(d.get("hotB_on0"), 0)))
@@ -251,8 +252,19 @@ def metrics(run, dur=None, fast="0"):
     m["t50_s"] = t50 if t50 >= 0 else None
     m["t90_s"] = t90 if t90 >= 0 else None
     # the placement sampling period: t50/t90 are known to within one period
-    # (logs of workloads without sample_ms= sampled once a second)
+    # (logs of workloads without sample_ms= sampled once a second).  A
+    # sampler whose queries outlast the period skips samples: the period
+    # that counts is then the median spacing of the samples actually taken
+    ts = [x[0] for x in run["T"]]
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
     m["sample_s"] = num(r.get("sample_ms"), 1000) / 1000
+    if gaps:
+        m["sample_gap_median_s"] = statistics.median(gaps)
+        m["sample_gap_max_s"] = max(gaps)
+        m["sample_s"] = max(m["sample_s"], round(m["sample_gap_median_s"], 2))
+    q = [x for x in run.get("Tq", []) if x is not None]
+    if q:
+        m["sample_query_ms_median"] = statistics.median(q)
     m["hot_final_pct"] = 100 * num(r.get("hot_final"), 0)
     m["cold_promoted_pct"] = 100 * num(r.get("cold_final"), 0)
     # the old whole-run figure: accesses weighted by the workload's own

@@ -89,8 +89,9 @@ check bench:report-vm-stall-listed $? "results.md does not list the stalled run"
 			numab2/zipf) t90=1.250 ;;
 			esac
 			echo "@@RUN-BEGIN workload=$w policy=$p rep=1 args=--mode $w"
-			echo "T 0.010 hot_on0=0.0 cold_on0=0.0 acc_on0=-1 ops=0 q_ms=5"
-			echo "T 10.000 hot_on0=1.0 cold_on0=0.0 acc_on0=1.0 ops=100 q_ms=5"
+			awk 'BEGIN { for (i = 0; i <= 100; i++)
+				printf "T %.3f hot_on0=%.1f cold_on0=0.0 acc_on0=%.1f ops=100 q_ms=5\n",
+					i / 10 + 0.01, (i > 9), (i > 9) }'
 			echo "RESULT mode=$w secs=10 setup_s=1 hot_final=1.0 cold_final=0.0" \
 			     "acc_on0=1.0 t50=$t90 t90=$t90 sample_ms=100 p50_us=10 p90_us=20" \
 			     "p99_us=30 max_us=40 nbatch=10 ops=100"
