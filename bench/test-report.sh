@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Host-side checks of the bench's bookkeeping, run by `make test`: a run
-# during which the guest logged a CPU stall is reported by run-in-vm.sh's
-# vm_stalls() and left out of report.py's medians.  Prints "ok NAME" or
-# "not ok NAME: why" per check.
+# Host-side checks of the bench's bookkeeping, run by `make test`: the
+# placement formulas (bench/test_placement.py); a run during which the
+# guest logged a CPU stall is reported by run-in-vm.sh's vm_stalls() and
+# left out of report.py's medians and of every summary (REPEAT=3 and
+# REPEAT=1); t50/t90 ties within one sampling period; the seeded policy
+# order; every results.md table from one synthetic log.  Prints "ok NAME"
+# or "not ok NAME: why" per check.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -60,7 +63,6 @@ check bench:vm-stalls-since-start $? "got: $(echo "$got" | tr '\n' '|')"
 } > "$tmp/raw.log"
 if ! python3 "$here/report.py" "$tmp/raw.log" "$tmp/out" > "$tmp/report.out" 2>&1; then
 	echo "not ok bench:report-vm-stall: report.py failed: $(tail -1 "$tmp/report.out")"
-	exit 0
 fi
 row=$(python3 - "$tmp/out" <<'PY'
 import csv, sys
@@ -165,3 +167,70 @@ got=$(eval "$fn"; oseed=7; a=$(shuffled $pols | tr '\n' ' '); b=$(shuffled $pols
 	[ "$n" -ge 3 ] || echo "8 seeds gave only $n orders")
 [ -n "$fn" ] && [ -z "$got" ]
 check bench:policy-order-shuffled-seeded $? "${got:-shuffled() not found in run-in-vm.sh}"
+
+# Every table of results.md from one synthetic log (main, both hint-fault
+# source tables, redis, phase change, top-tier pressure, scan cost): the
+# report runs through and writes each section.
+python3 - "$tmp/all.log" <<'PY'
+import sys
+out = open(sys.argv[1], "w")
+w = lambda s: out.write(s + "\n")
+w("@@ENV mode=quick dur=10 size_mb=256 seed=42 sample_ms=100 shuffle=1 order_seed=42")
+w("@@ENV redis_keys=1000 redis_value=512 redis_hot_pct=10 redis_clients=2 redis_loop_n=100")
+w("@@ENV node0_total_mb=1000 slow_node=1 fast_node=0 lat0_ns=10 lat1_ns=100 scan_mb=4096")
+pols = ["none", "kmmscand", "numab2", "numab2-async", "kmm+faults"]
+for wl in ["hotcold", "phase", "topfull", "redis-get"]:
+    w("@@ORDER workload=%s rep=1 policies=%s" % (wl, ",".join(pols)))
+    for i, p in enumerate(pols):
+        w("@@RUN-BEGIN workload=%s policy=%s rep=1 args=x" % (wl, p))
+        w("@@INFO before node0_free_mb=800 node1_free_mb=900")
+        if wl == "redis-get":
+            for t in range(11):
+                w("NM %d on0=%.2f anon_on0=%.2f rss_mb=150" % (t, t * i / 50, t * i / 50))
+            w("REDIS-TEST test=GET rps=1000 rps_first=900 rps_last=1100 p50_ms=1 p99_ms=2 "
+              "loops=10 requests=10000")
+            w("REDIS-RESULT failed=0 on0_setup=0 on0_final=%.2f anon_on0_final=%.2f rss_mb=150 "
+              "server_stime=0.5 server_utime=3" % (i / 5, i / 5))
+        else:
+            if wl == "phase":
+                w("PHASE t=5.00")
+            if wl == "topfull":
+                w("BALLOON mb=900 node0_free_mb_after=32")
+                w("@@RATE 256")
+            t90 = -1
+            for k in range(101):
+                h = min(1.0, k * i / 100)
+                if t90 < 0 and h >= 0.9 and i:
+                    t90 = k / 10
+                extra = " hotA_on0=%.2f hotB_on0=%.2f" % (h, h) if wl == "phase" else ""
+                w("T %.3f hot_on0=%.4f cold_on0=0 acc_on0=%.4f%s ops=100 q_ms=3"
+                  % (k / 10, h, h if k else -1, extra))
+            w("RESULT mode=%s secs=10 setup_s=1 hot_final=%.2f cold_final=0 acc_on0=0.5 "
+              "t50=%.3f t90=%.3f sample_ms=100 p50_us=10 p90_us=20 p99_us=30 max_us=40 "
+              "nbatch=10 ops=1000 work_stime=0.2 hot_pages=6592" % (wl, h, t90 / 2, t90))
+        w("@@VMSTAT pgmigrate_success %d" % (1000 * i))
+        w("@@CPU kmmscand %.2f" % (0.1 * i))
+        w("@@RUN-END workload=%s policy=%s rep=1 rc=0 wall=12" % (wl, p))
+for p in ("kmmscand", "kmm-nopmd"):
+    w("@@RUN-BEGIN workload=scancost policy=%s rep=1 args=x" % p)
+    w("T 0.000 hot_on0=0 cold_on0=0 acc_on0=-1 ops=0 q_ms=3")
+    w("T 10.000 hot_on0=1 cold_on0=0 acc_on0=1 ops=100 q_ms=3")
+    w("RESULT mode=sparse secs=10 hot_final=1 cold_final=0 acc_on0=1 t50=1 t90=2 "
+      "sample_ms=100 ops=100")
+    w("@@VMSTAT kmmscand_pte_scanned 1000")
+    w("@@CPU kmmscand 0.5")
+    w("@@RUN-END workload=scancost policy=%s rep=1 rc=0 wall=12" % p)
+PY
+if python3 "$here/report.py" "$tmp/all.log" "$tmp/all" > "$tmp/all.out" 2>&1; then
+	miss=""
+	for h in '| workload | policy | t50 s (±0.1)' '**Hint-fault source: numab2-async' \
+		'**Both sources against each alone**' '## Redis: redis-get' \
+		'## Phase change (phase)' '## Top-tier pressure' '## Scan cost' \
+		'Policy order shuffled in every round (seed 42' 'never held'; do
+		grep -qF -- "$h" "$tmp/all/results.md" || miss="$miss [$h]"
+	done
+	[ -z "$miss" ]
+	check bench:report-every-table $? "results.md lacks$miss"
+else
+	echo "not ok bench:report-every-table: report.py failed: $(tail -1 "$tmp/all.out")"
+fi
