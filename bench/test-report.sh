@@ -163,6 +163,7 @@ got=$(eval "$fn"; oseed=7; a=$(shuffled $pols | tr '\n' ' '); b=$(shuffled $pols
 	[ "$a" = "$b" ] || echo "seed 7 gave '$a' then '$b'"
 	[ "$(echo $a | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(echo $pols | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
 		echo "'$a' is not a permutation of '$pols'"
+	# shellcheck disable=SC2034 # oseed is read by shuffled()
 	n=$(for oseed in 1 2 3 4 5 6 7 8; do shuffled $pols | tr '\n' ' '; echo; done | sort -u | wc -l)
 	[ "$n" -ge 3 ] || echo "8 seeds gave only $n orders")
 [ -n "$fn" ] && [ -z "$got" ]
