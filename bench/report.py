@@ -48,7 +48,11 @@ def parse(path):
             # the guest may interleave kernel messages; find our markers anywhere
             i = line.find("@@")
             tag = line[i:] if i >= 0 else line
-            if tag.startswith("@@ENV "):
+            if tag.startswith("@@BENCH-END"):
+                env["bench_end"] = True
+            elif tag.startswith("@@BENCH-BEGIN"):
+                env["bench_begin"] = True
+            elif tag.startswith("@@ENV "):
                 rest = tag[6:]
                 if rest.startswith("kmmscand"):
                     env["kmmscand_info"] = rest
@@ -698,6 +702,11 @@ def main():
                   "per workload); cells are the **median**, with (min–max) where the runs "
                   "differ; 'never' counts as the slowest.  results.csv has every run, "
                   "results-median.csv the medians.\n" % nrep)
+    partial = env.get("bench_begin") and not env.get("bench_end")
+    if partial:
+        md.append("**Incomplete**: the guest's output ends without @@BENCH-END (VM timeout "
+                  "or crash): %d runs, the last %s / %s; the rows of the runs that did not "
+                  "happen are missing.\n" % (len(runs), runs[-1]["workload"], runs[-1]["policy"]))
     reg = regime(env, rows)
     if reg:
         md.append(reg + "\n")
@@ -845,6 +854,8 @@ def main():
                     ", medians of %d repeats" % nrep if multi else "", period))
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
+    if partial:
+        summ.append("NOTE: incomplete bench (no @@BENCH-END): %d runs reported" % len(runs))
     if reg:
         summ.append(reg.split("  ")[0].rstrip(".") + " " + ("(NUMA balancing's first-access rule "
                                                 "never held)" if "never held" in reg else
