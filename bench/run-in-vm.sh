@@ -473,9 +473,13 @@ vmstat_delta() {
 # in kmmscand's thread, in NUMA balancing's tasks and in unrelated ones.
 # What such a run measured is the host, not the policy: report.py keeps it
 # out of the medians and lists it.
-vm_stalls() {	# vm_stalls UPTIME_AT_START -> @@VMSTALL lines
-	dmesg 2>/dev/null | awk -v t0="$1" '
-	{ s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
+# Lines stamped "[ seconds]" count from UPTIME_AT_START on; a dmesg that
+# prints no stamps (a kernel without CONFIG_PRINTK_TIME and busybox dmesg)
+# counts the lines after the LINES_AT_START it printed at the start.
+vm_stalls() {	# vm_stalls UPTIME_AT_START [LINES_AT_START] -> @@VMSTALL lines
+	dmesg 2>/dev/null | awk -v t0="$1" -v n0="${2:-0}" '
+	/^\[ *[0-9]+\.[0-9]+\]/ { s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
+	!/^\[ *[0-9]+\.[0-9]+\]/ && NR <= n0 + 0 { next }
 	/soft lockup|rcu_sched self-detected stall|rcu_sched detected stalls|blocked for more than/ {
 		sub(/^\[[^]]*\] */, ""); print "@@VMSTALL " $0; if (++n == 3) exit }'
 }
@@ -575,6 +579,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
 	up0=$(cut -d' ' -f1 /proc/uptime)
+	dm0=$(dmesg 2>/dev/null | wc -l)
 	[ $have_nb = 1 ] && echo "@@INFO numab $(numab_state)"
 	policy_on $p
 	echo "@@RATE $(policy_rate $p)"
@@ -589,7 +594,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	all_off
 	vmstat_delta $TMP/vm0 $TMP/vm1
 	cpu_delta $TMP/cpu0 $TMP/cpu1
-	vm_stalls "$up0"
+	vm_stalls "$up0" "$dm0"
 	echo "@@INFO after $(node_free)"
 	echo "@@RUN-END workload=$w policy=$p rep=$r rc=$rc wall=$((t1 - t0))"
 }

@@ -39,6 +39,13 @@ want='@@VMSTALL watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kmmscand_migr
 @@VMSTALL rcu: INFO: rcu_sched self-detected stall on CPU'
 [ -n "$fn" ] && [ "$got" = "$want" ]
 check bench:vm-stalls-since-start $? "got: $(echo "$got" | tr '\n' '|')"
+# the same log without timestamps: the lines after the two that dmesg
+# printed at the start of the run
+sed 's/^\[[^]]*\] //' "$tmp/dmesg" > "$tmp/dmesg-nots"
+# shellcheck disable=SC2317
+got=$(dmesg() { cat "$tmp/dmesg-nots"; }; eval "$fn"; vm_stalls 10.5 1)
+[ -n "$fn" ] && [ "$got" = "$want" ]
+check bench:vm-stalls-without-timestamps $? "got: $(echo "$got" | tr '\n' '|')"
 
 # report.py: three rounds of none and kmmscand; kmmscand's third round
 # (t90 9 s) stalled.  Its median t90 must come from rounds 1 and 2 only.
