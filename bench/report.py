@@ -229,7 +229,9 @@ def regime(env, rows):
     s = "Fast node %s: %s MB, free at the start of the runs %s MB.  " % (
         fast, fmt(total, 0, "?"), "%s–%s" % (fmt(min(free), 0), fmt(max(free), 0)) if free
         else "?")
-    if free and max(free) < 1024:
+    if not free:
+        s += "Which NUMA balancing regime applied is unknown (no free memory logged)."
+    elif max(free) < 1024:
         s += ("NUMA balancing's first-access rule (promote any slow page on its first hint "
               "fault while the fast node has >= 1 GB free above its promotion watermark, "
               "`pgdat_free_space_enough()`) **never held**: numab2 promoted only pages "
