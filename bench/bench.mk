@@ -3,14 +3,17 @@
 #   make bench                 full preset (all workloads x 6 policies, 60 s runs)
 #   BENCH=quick make bench     quick preset (~30-40 min incl. boot)
 #   BENCH=medium make bench    medium preset (30 s runs, 3 repeats, medians; ~1.5-2 h)
+#   BENCH=quick-bignode make bench   headline workloads, node 0 of 3072 MB (NUMA
+#                              balancing's first-access rule can hold)
+#   BIG0=1 BENCH=quick make bench    any preset with node 0 of 3072 MB
 #   make bench BENCH_ARGS="DUR=20 WORKLOADS='hotcold zipf'"   override the guest driver
 #   make bench-report BENCH_RAW=bench-results/<ts>/raw.log    re-run the report only
 BENCH ?= full
-export BENCH BENCH_ARGS BENCH_RAW
+export BENCH BENCH_ARGS BENCH_RAW BIG0
 
 .PHONY: bench bench-report bench-workload
 
-bench: ## Compare kmmscand / NUMA balancing tiering / DAMOS migrate_hot / none in one VM boot (BENCH=quick|medium|full)
+bench: ## Compare kmmscand / NUMA balancing tiering / DAMOS migrate_hot / none in one VM boot (BENCH=quick|quick-bignode|medium|full, BIG0=1)
 	@bench/bench.sh
 
 bench-report: ## Re-run the bench report on BENCH_RAW=<raw.log>

@@ -18,9 +18,15 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from placement import modelled_speedup, time_avg  # noqa: E402
+
 POLICY_ORDER = ["none", "kmmscand", "numab2", "numab2-async", "kmm+faults", "damos-tuned",
                 "damos-naive", "kmm-nopmd", "kmm-tlb"]
 DEFAULT_LAT0, DEFAULT_LAT1 = 10.0, 100.0
+# slow/fast latency ratios of the modelled speedup: CXL-attached DRAM is
+# about 2-3x local DRAM; the VM's HMAT ratio (10x) is added next to them
+MODEL_RATIOS = (2.0, 3.0)
 
 
 def kv(s):
@@ -42,11 +48,17 @@ def parse(path):
             # the guest may interleave kernel messages; find our markers anywhere
             i = line.find("@@")
             tag = line[i:] if i >= 0 else line
-            if tag.startswith("@@ENV "):
+            if tag.startswith("@@BENCH-END"):
+                env["bench_end"] = True
+            elif tag.startswith("@@BENCH-BEGIN"):
+                env["bench_begin"] = True
+            elif tag.startswith("@@ENV "):
                 rest = tag[6:]
                 if rest.startswith("kmmscand"):
                     env["kmmscand_info"] = rest
                 env.update(kv(rest))
+            elif tag.startswith("@@ORDER "):
+                env.setdefault("orders", []).append(kv(tag[8:]))
             elif tag.startswith("@@RUN-BEGIN "):
                 d = kv(tag[12:].split(" args=")[0])
                 pol = d.get("policy")
@@ -108,6 +120,7 @@ def parse(path):
                 cur["T"].append((num(p[1], 0), num(d.get("hot_on0"), 0),
                                  num(d.get("cold_on0"), 0), num(d.get("acc_on0"), 0),
                                  num(d.get("ops"), 0)))
+                cur.setdefault("Tq", []).append(num(d.get("q_ms")))
                 if "hotA_on0" in d:
                     cur.setdefault("TP", []).append((num(p[1], 0), num(d.get("hotA_on0"), 0),
                                                      num(d.get("hotB_on0"), 0)))
@@ -157,6 +170,8 @@ def redis_metrics(run, dur):
         return m
     nm = [(t, on0) for t, on0, _, _ in run["NM"]]
     m["on0_setup_pct"] = 100 * num(r.get("on0_setup"), 0)
+    tavg = time_avg(nm)
+    m["on0_tavg_pct"] = 100 * tavg if tavg is not None else None
     m["on0_final_pct"] = 100 * num(r.get("on0_final"), 0)
     m["anon_on0_final_pct"] = 100 * num(r.get("anon_on0_final"), 0)
     for q, name in ((0.25, "q1"), (0.5, "q2"), (0.75, "q3")):
@@ -194,7 +209,44 @@ def redis_metrics(run, dur):
     return m
 
 
-def metrics(run, lat0, lat1, dur=None):
+def fast_free_start(run, fast):
+    """MB free on the fast node before the run (@@INFO before ...)."""
+    for line in run["info"]:
+        if line.startswith("before "):
+            return num(kv(line).get("node%s_free_mb" % fast))
+    return None
+
+
+def regime(env, rows):
+    """results.md line: node 0's size and whether NUMA balancing's
+    first-access rule could hold in this VM."""
+    fast = env.get("fast_node", "0")
+    total = num(env.get("node%s_total_mb" % fast))
+    free = [m["fast_free_start_mb"] for m in rows if m.get("fast_free_start_mb") is not None
+            and m.get("workload") != "scancost"]
+    if total is None and not free:
+        return None
+    s = "Fast node %s: %s MB, free at the start of the runs %s MB.  " % (
+        fast, fmt(total, 0, "?"), "%s–%s" % (fmt(min(free), 0), fmt(max(free), 0)) if free
+        else "?")
+    if not free:
+        s += "Which NUMA balancing regime applied is unknown (no free memory logged)."
+    elif max(free) < 1024:
+        s += ("NUMA balancing's first-access rule (promote any slow page on its first hint "
+              "fault while the fast node has >= 1 GB free above its promotion watermark, "
+              "`pgdat_free_space_enough()`) **never held**: numab2 promoted only pages "
+              "that passed its hot threshold.  `BIG0=1` / `BENCH=quick-bignode` run the "
+              "other regime.")
+    else:
+        s += ("More than 1 GB was free: NUMA balancing's first-access rule "
+              "(`pgdat_free_space_enough()`: >= 1 GB free above the promotion watermark) "
+              "can hold, numab2 then promotes a slow page on its first hint fault, "
+              "without its hot threshold, while that much stays free (topfull's balloon "
+              "leaves 32 MB: never there).")
+    return s
+
+
+def metrics(run, dur=None, fast="0"):
     if run.get("redis") is not None or run["workload"].startswith("redis"):
         return redis_metrics(run, dur)
     r = run["result"]
@@ -205,11 +257,32 @@ def metrics(run, lat0, lat1, dur=None):
     t50, t90 = num(r.get("t50"), -1), num(r.get("t90"), -1)
     m["t50_s"] = t50 if t50 >= 0 else None
     m["t90_s"] = t90 if t90 >= 0 else None
+    # the placement sampling period: t50/t90 are known to within one period
+    # (logs of workloads without sample_ms= sampled once a second).  A
+    # sampler whose queries outlast the period skips samples: the period
+    # that counts is then the median spacing of the samples actually taken
+    ts = [x[0] for x in run["T"]]
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    m["sample_s"] = num(r.get("sample_ms"), 1000) / 1000
+    if gaps:
+        m["sample_gap_median_s"] = statistics.median(gaps)
+        m["sample_gap_max_s"] = max(gaps)
+        m["sample_s"] = max(m["sample_s"], round(m["sample_gap_median_s"], 2))
+    q = [x for x in run.get("Tq", []) if x is not None]
+    if q:
+        m["sample_query_ms_median"] = statistics.median(q)
     m["hot_final_pct"] = 100 * num(r.get("hot_final"), 0)
     m["cold_promoted_pct"] = 100 * num(r.get("cold_final"), 0)
-    f = num(r.get("acc_on0"), 0)
-    m["acc_on0_pct"] = 100 * f
-    m["model_ns_per_access"] = f * lat0 + (1 - f) * lat1
+    # the old whole-run figure: accesses weighted by the workload's own
+    # throughput, credited to the placement at the end of each interval
+    m["acc_on0_pct"] = 100 * num(r.get("acc_on0"), 0)
+    # time-weighted over the sampled run (bench/placement.py): the hot set's
+    # share on the fast node, and the share of the accesses it served (an
+    # interval without counted accesses takes the hot-set share)
+    hot = time_avg([(t, h) for t, h, _, _, _ in run["T"]])
+    acc = time_avg([(t, a if a >= 0 else h) for t, h, _, a, _ in run["T"]])
+    m["hot_tavg_pct"] = 100 * hot if hot is not None else None
+    m["acc_tavg"] = acc
     v = run["vmstat"]
     m["pgmigrate_success"] = v.get("pgmigrate_success", 0)
     m["pgpromote_success"] = v.get("pgpromote_success", 0)
@@ -227,6 +300,7 @@ def metrics(run, lat0, lat1, dur=None):
     m["kthread_cpu_s"] = sum(run["cpu"].values())
     for k, x in run["cpu"].items():
         m["cpu_" + k] = x
+    m["fast_free_start_mb"] = fast_free_start(run, fast)
     m["task_sys_s"] = num(r.get("work_stime"), 0)
     m["task_user_s"] = num(r.get("work_utime"), 0)
     m["p50_us"] = num(r.get("p50_us"))
@@ -275,9 +349,32 @@ def ratio(a, b):
     return a / b
 
 
-def sources_tables(by, wls):
+def t90_within(b, a, factor, period):
+    """b <= factor * a for times known to one sampling period: met when b is
+    within one period of factor * a.  None (never) counts as infinity."""
+    if a is None and b is None:
+        return None		# neither got there: no verdict
+    if b is None:
+        return False
+    if a is None:
+        return True
+    return b <= factor * a + period + 1e-9
+
+
+def t_order(a, b, period):
+    """-1 when a is faster than b by more than one sampling period, 1 when
+    slower, 0 a tie (None = never = infinity)."""
+    a = INF if a is None else a
+    b = INF if b is None else b
+    if a == b or abs(a - b) <= period + 1e-9:
+        return 0
+    return -1 if a < b else 1
+
+
+def sources_tables(by, wls, period=1.0):
     """numab2-async against numab2 (the targets: task sys <= 0.5x, t90 <= 1.5x,
-    p99 vs none no worse) and both sources against each alone."""
+    p99 vs none no worse) and both sources against each alone.  t90 is known
+    to one sampling period (period s): differences within it are ties."""
     def ok(wl, p):
         m = by.get((wl, p))
         return m if m and m.get("status") == "ok" else None
@@ -290,29 +387,29 @@ def sources_tables(by, wls):
             continue
         sys_r = ratio(b.get("task_sys_s"), a.get("task_sys_s"))
         t90_r = ratio(b.get("t90_s"), a.get("t90_s"))
-        if a.get("t90_s") is None and b.get("t90_s") is None:
-            t90_ok = None		# neither got there: no ratio
-        else:
-            t90_ok = t90_r is not None and t90_r <= 1.5 or \
-                (a.get("t90_s") is None and b.get("t90_s") is not None)
+        per = max(a.get("sample_s") or period, b.get("sample_s") or period)
+        t90_ok = t90_within(b.get("t90_s"), a.get("t90_s"), 1.5, per)
         p99_ok = None
         if a.get("p99_vs_none") is not None and b.get("p99_vs_none") is not None:
             p99_ok = b["p99_vs_none"] <= a["p99_vs_none"]
         verdict = {None: "n/a", True: "met", False: "**not met**"}
-        rows.append("| %s | %s / %s = %s %s | %s / %s = %s %s | %s / %s %s | %s / %s | %s / %s |" % (
+        rows.append("| %s | %s / %s = %s %s | %s / %s = %s %s | %s / %s %s | %s / %s | %s / %s | "
+                    "%s / %s |" % (
             wl, fmt(b.get("task_sys_s"), 2), fmt(a.get("task_sys_s"), 2), fmt(sys_r, 2, "-"),
             verdict[None if sys_r is None else sys_r <= 0.5],
             fmt(b.get("t90_s")), fmt(a.get("t90_s")), fmt(t90_r, 2, "-"), verdict[t90_ok],
             fmt(b.get("p99_vs_none"), 2, "-"), fmt(a.get("p99_vs_none"), 2, "-"),
-            verdict[p99_ok], fmt(b.get("hot_final_pct")), fmt(a.get("hot_final_pct")),
+            verdict[p99_ok], fmt(b.get("hot_tavg_pct"), 1, "-"), fmt(a.get("hot_tavg_pct"), 1, "-"),
+            fmt(b.get("hot_final_pct")), fmt(a.get("hot_final_pct")),
             "%d" % b.get("numa_hint_faults", 0), "%d" % a.get("numa_hint_faults", 0)))
     if rows:
         out.append("**Hint-fault source: numab2-async against numab2** (targets: the "
-                   "workload's system time <= 0.5x, t90 <= 1.5x, p99 vs none no worse):\n")
+                   "workload's system time <= 0.5x, t90 <= 1.5x within one sampling "
+                   "period (%g s), p99 vs none no worse):\n" % period)
         out.append("| workload | task sys s async / numab2 | t90 s async / numab2 | "
-                   "p99 vs none async / numab2 | hot on node0 % async / numab2 | "
-                   "hint faults async / numab2 |")
-        out.append("|---|---|---|---|---|---|")
+                   "p99 vs none async / numab2 | hot on node0 time-avg % async / numab2 | "
+                   "hot on node0 end % async / numab2 | hint faults async / numab2 |")
+        out.append("|---|---|---|---|---|---|---|")
         out += rows
         out.append("")
     rows = []
@@ -323,25 +420,24 @@ def sources_tables(by, wls):
         cells = []
         for p in ("kmmscand", "numab2-async", "kmm+faults"):
             m = ms[p]
-            cells.append("%s / %s / %s" % (fmt(m.get("t90_s")), fmt(m.get("hot_final_pct")),
-                                            fmt(m.get("promoter_cpu_s"), 2, "-")))
-        inf = float("inf")
-        t = {p: (ms[p].get("t90_s") if ms[p].get("t90_s") is not None else inf) for p in ms}
-        alone = min(t["kmmscand"], t["numab2-async"])
-        if t["kmm+faults"] < alone:
-            verdict = "both faster"
-        elif t["kmm+faults"] == alone:
-            verdict = "tie on t90"
-        else:
-            verdict = "both slower"
+            cells.append("%s / %s / %s / %s" % (
+                fmt(m.get("t90_s")), fmt(m.get("hot_tavg_pct"), 1, "-"),
+                fmt(m.get("hot_final_pct")), fmt(m.get("promoter_cpu_s"), 2, "-")))
+        t = {p: ms[p].get("t90_s") for p in ms}
+        alone = min((x for x in (t["kmmscand"], t["numab2-async"]) if x is not None),
+                    default=None)
+        verdict = {-1: "both faster", 0: "tie on t90", 1: "both slower"}[
+            t_order(t["kmm+faults"], alone,
+                    max(ms[p].get("sample_s") or period for p in ms))]
         f = ms["kmm+faults"]
         rows.append("| %s | %s | %s | %d / %d |" % (
             wl, " | ".join(cells), verdict, f.get("kmmscand_abit_promoted", 0),
             f.get("kmmscand_fault_promoted", 0)))
     if rows:
-        out.append("**Both sources against each alone** (t90 s / hot on node0 % at the end / "
+        out.append("**Both sources against each alone** (t90 s / hot on node0 %% time-avg / "
+                   "at the end / "
                    "promoter CPU s; kmm+faults promotions found by the scanner / by hint "
-                   "faults):\n")
+                   "faults; t90 within one sampling period, %g s, is a tie):\n" % period)
         out.append("| workload | kmmscand | numab2-async | kmm+faults | kmm+faults vs the "
                    "faster alone | abit / fault promoted |")
         out.append("|---|---|---|---|---|---|")
@@ -365,9 +461,14 @@ NEVER_KEYS = {"t50_s", "t90_s", "phase_t90_before_s"}
 INF = float("inf")
 
 
-def relative(rows):
+def speedup_key(ratio):
+    return "model_speedup_%gx" % ratio
+
+
+def relative(rows, ratios=()):
     """Columns relative to the 'none' run of the same workload and repeat
-    (or, when that one is missing, the first 'none' run of the workload)."""
+    (or, when that one is missing, the first 'none' run of the workload);
+    the modelled speedup at every slow/fast latency ratio of ratios."""
     nones = {}
     for m in rows:
         if m["policy"] == "none" and m["status"] == "ok":
@@ -384,8 +485,8 @@ def relative(rows):
             m["ops_vs_none"] = m["ops"] / base["ops"]
         if m.get("kthread_cpu_s") is not None and base.get("task_sys_s") is not None:
             m["promoter_cpu_s"] = m["kthread_cpu_s"] + max(0.0, m["task_sys_s"] - base["task_sys_s"])
-        if m.get("model_ns_per_access") and base.get("model_ns_per_access"):
-            m["model_speedup"] = base["model_ns_per_access"] / m["model_ns_per_access"]
+        for q in ratios:
+            m[speedup_key(q)] = modelled_speedup(m.get("acc_tavg"), base.get("acc_tavg"), q)
 
 
 def aggregate(rows):
@@ -399,7 +500,10 @@ def aggregate(rows):
     for k, ms in groups.items():
         ok = [m for m in ms if m["status"] == "ok"]
         if not ok:
-            by[k] = dict(ms[0])
+            # every run left out: the status only, no metric that a
+            # summary could pick up
+            by[k] = {"workload": k[0], "policy": k[1], "status": ms[0]["status"],
+                     "note": ms[0]["note"], "runs": 0, "failed_runs": len(ms)}
             continue
         nrep = max(nrep, len(ok))
         agg = {"workload": k[0], "policy": k[1], "status": "ok", "runs": len(ok),
@@ -467,7 +571,8 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                   fmt(med("load_s"), 1, "?"), fmt(med("move_s"), 1, "?"), env.get("dur"),
                   max(hot - 1, 0), env.get("redis_hot_pct", "?"), env.get("redis_clients", "?"),
                   env.get("redis_loop_n", "?")))
-    hdr = ["workload", "policy", "server RSS on node0 % at ¼ / ½ / ¾ / end",
+    hdr = ["workload", "policy", "server RSS on node0 time-avg %",
+           "server RSS on node0 % at ¼ / ½ / ¾ / end",
            "anon on node0 % end", "req/s", "req/s last ¼", "GET p50 / p99 ms",
            "SET p50 / p99 ms", "promoter CPU s", "kthread CPU s", "server sys s",
            "hint faults", "pages promoted", "pages migrated"]
@@ -492,17 +597,19 @@ def redis_table(env, rows, by, rng, wls, pols, multi):
                     return "-"
                 return "%s / %s" % (fmt(m.get(t + "_p50_ms"), 2), fmt(m.get(t + "_p99_ms"), 2))
             last = sum(m.get(t + "_rps_last") or 0 for t in ("get", "set"))
+
+            def c(key, nd, none="-"):
+                return fmt_range(by, rng, (wl, p), key, nd, none, multi)
             md.append("| " + " | ".join([
-                wl, p, over_time, fmt(m.get("anon_on0_final_pct"), 1, "-"),
-                fmt_range(by, rng, (wl, p), "rps", 0, "-", multi), fmt(last, 0, "-"),
-                lat("get"), lat("set"),
-                fmt_range(by, rng, (wl, p), "promoter_cpu_s", 2, "-", multi),
-                fmt(m.get("kthread_cpu_s"), 2, "-"), fmt(m.get("task_sys_s"), 2, "-"),
-                "%d" % (m.get("numa_hint_faults") or 0), "%d" % (m.get("promoted_pages") or 0),
-                "%d" % (m.get("pgmigrate_success") or 0)]) + " |")
+                wl, p, fmt_range(by, rng, (wl, p), "on0_tavg_pct", 1, "-", multi), over_time,
+                c("anon_on0_final_pct", 1), c("rps", 0), fmt(last, 0, "-"),
+                lat("get"), lat("set"), c("promoter_cpu_s", 2), c("kthread_cpu_s", 2),
+                c("task_sys_s", 2), c("numa_hint_faults", 0, "0"), c("promoted_pages", 0, "0"),
+                c("pgmigrate_success", 0, "0")]) + " |")
     md.append("")
     md.append("server RSS on node0: share of the server's resident pages (all mappings, from "
-              "/proc/<pid>/numa_maps, sampled once a second) on node 0 at a quarter, half, "
+              "/proc/<pid>/numa_maps, sampled once a second) on node 0, averaged over the "
+              "run with equal weight per unit of time (time-avg), and at a quarter, half, "
               "three quarters and the end of the run; anon: the same for its anonymous "
               "memory (the dataset).  req/s: requests of the completed redis-benchmark loops "
               "divided by their time, GET and SET together; last ¼: the loops that ended in "
@@ -544,8 +651,9 @@ def main():
     lat_src = "HMAT sysfs" if num(env.get("lat0_ns")) and num(env.get("lat1_ns")) else \
         "assumed (HMAT sysfs absent)"
     dur = num(env.get("dur"))
-    rows = [metrics(r, lat0, lat1, dur) for r in runs]
-    relative(rows)
+    rows = [metrics(r, dur, env.get("fast_node", "0")) for r in runs]
+    ratios = list(MODEL_RATIOS) + [lat1 / lat0]
+    relative(rows, ratios)
     by, rng, nrep = aggregate(rows)
     multi = nrep > 1
     workloads = []
@@ -554,6 +662,12 @@ def main():
             workloads.append(m["workload"])
     pols = [p for p in POLICY_ORDER if any(m["policy"] == p for m in rows)]
     pols += sorted({m["policy"] for m in rows} - set(pols))
+    # the placement sampling period (s): t50/t90 are the first sample at or
+    # above the level, the crossing lies within one period before it
+    # (the median over the runs for the headers; a comparison of runs uses
+    # the longest period among them)
+    period = statistics.median([m["sample_s"] for m in rows if m.get("sample_s")] or [1.0])
+    pm = "±%g" % period
 
     os.makedirs(out, exist_ok=True)
     # results.csv: one row per run; results-median.csv: one per workload x policy
@@ -579,7 +693,8 @@ def main():
     md.append("# kmmscand bench results\n")
     md.append("Mode `%s`, %s s per run, region %s MB, kernel %s, %s.  "
               "Under TCG both nodes are host DRAM: placement, counts and CPU are "
-              "measured; speed is **modelled** from node latencies %g ns (node 0) / "
+              "measured; speed is **modelled** at slow/fast latency ratios of 2x and 3x "
+              "(CXL-like) and at the VM's node latencies %g ns (node 0) / "
               "%g ns (node 1), %s.\n" % (env.get("mode"), env.get("dur"), env.get("size_mb"),
                                           env.get("kernel"), "kmmscand present" if kmm_present
                                           else "**kmmscand not present** in this kernel",
@@ -589,13 +704,28 @@ def main():
                   "per workload); cells are the **median**, with (min–max) where the runs "
                   "differ; 'never' counts as the slowest.  results.csv has every run, "
                   "results-median.csv the medians.\n" % nrep)
+    partial = env.get("bench_begin") and not env.get("bench_end")
+    if partial:
+        md.append("**Incomplete**: the guest's output ends without @@BENCH-END (VM timeout "
+                  "or crash): %d runs, the last %s / %s; the rows of the runs that did not "
+                  "happen are missing.\n" % (len(runs), runs[-1]["workload"], runs[-1]["policy"]))
+    reg = regime(env, rows)
+    if reg:
+        md.append(reg + "\n")
+    if env.get("shuffle") == "1":
+        md.append("Policy order shuffled in every round (seed %s; the order of each round is "
+                  "in raw.log's @@ORDER lines).\n" % env.get("order_seed", "?"))
+    elif env.get("orders"):
+        md.append("Policy order fixed in every round (SHUFFLE=0).\n")
     redis_wls = [wl for wl in workloads if any(m["workload"] == wl and m.get("kind") == "redis"
                                                for m in rows)]
     main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
     if main_wls:
-        hdr = ["workload", "policy", "t50 s", "t90 s", "hot on node0 %", "cold promoted %",
+        hdr = ["workload", "policy", "t50 s (%s)" % pm, "t90 s (%s)" % pm,
+               "hot on node0 time-avg %", "hot on node0 end %", "cold promoted %",
                "pages migrated", "promoter CPU s", "kthread CPU s", "task sys s", "p99 vs none",
-               "max vs none", "TCG ops vs none", "modelled speedup"]
+               "max vs none", "TCG ops vs none",
+               "modelled speedup %s" % " / ".join("%gx" % q for q in ratios)]
         md.append("| " + " | ".join(hdr) + " |")
         md.append("|" + "---|" * len(hdr))
         for wl in main_wls:
@@ -608,28 +738,39 @@ def main():
                               " |" * (len(hdr) - 3))
                     continue
                 md.append("| " + " | ".join([
-                    wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
-                    cell(wl, p, "cold_promoted_pct"), "%d" % m.get("pgmigrate_success", 0),
+                    wl, p, cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
+                    cell(wl, p, "hot_tavg_pct", 1, "-"), cell(wl, p, "hot_final_pct"),
+                    cell(wl, p, "cold_promoted_pct"), cell(wl, p, "pgmigrate_success", 0, "0"),
                     cell(wl, p, "promoter_cpu_s", 2, "-"),
-                    fmt(m.get("kthread_cpu_s"), 2), fmt(m.get("task_sys_s"), 2),
-                    fmt(m.get("p99_vs_none"), 2, "-"), fmt(m.get("max_vs_none"), 2, "-"),
-                    fmt(m.get("ops_vs_none"), 2, "-"), cell(wl, p, "model_speedup", 2, "-")]) + " |")
+                    cell(wl, p, "kthread_cpu_s", 2, "-"), cell(wl, p, "task_sys_s", 2, "-"),
+                    cell(wl, p, "p99_vs_none", 2, "-"), cell(wl, p, "max_vs_none", 2, "-"),
+                    cell(wl, p, "ops_vs_none", 2, "-"),
+                    " / ".join(cell(wl, p, speedup_key(q), 2, "-") for q in ratios)]) + " |")
         md.append("")
         md.append("t50/t90: seconds until 50%%/90%% of the hot set sat on node 0 (phase: measured "
-                  "from the phase change, for the new hot set; 'never' = not within the run).  "
-                  "hot on node0: at the end of the run.  cold promoted: share of the "
+                  "from the phase change, for the new hot set; 'never' = not within the run): "
+                  "the first placement sample at or above the level, sampled every %g s, so "
+                  "the crossing lies up to one period earlier and differences within one "
+                  "period are ties.  "
+                  "hot on node0 end: at the end of the run.  cold promoted: share of the "
                   "(sampled) cold pages on node 0 at the end.  pages migrated: pgmigrate_success "
                   "delta (promotion + demotion).  promoter CPU: kthread CPU + the workload's system time above the 'none' run (so NUMA balancing's in-task work counts too).  kthread CPU: utime+stime of kmmscand* and "
                   "kdamond* threads during the run; task sys: the workload's own system time "
                   "(where NUMA balancing's scanning and hint faults are charged).  p99/max: "
                   "batch latency (%s accesses per batch) relative to the policy 'none'.  TCG ops: "
                   "accesses done in the run relative to 'none' (emulator throughput, includes "
-                  "interference).  modelled speedup: (access-weighted node-0 share f) -> "
-                  "f*L0+(1-f)*L1 ns per access, 'none' divided by the policy; a memory-bound "
-                  "model, not a measurement.\n" % "4096")
+                  "interference).  hot on node0 time-avg: the hot set's share on node 0 "
+                  "averaged over the run with equal weight per unit of time (linear between "
+                  "samples), no model; end: at the end of the run.  modelled speedup: with "
+                  "f = the share of accesses served by node 0, averaged over time the same "
+                  "way, time per access f*L0+(1-f)*L1, 'none' divided by the policy, at "
+                  "L1/L0 = %s (%s the VM's HMAT ratio, %g/%g ns, %s); a memory-bound model, "
+                  "not a measurement.\n" % (
+                      period, "4096", ", ".join("%gx" % q for q in ratios),
+                      "%gx" % ratios[-1], lat1, lat0, lat_src))
 
     # ---------------------------------------------------------- hint-fault source
-    md += sources_tables(by, main_wls)
+    md += sources_tables(by, main_wls, period)
 
     # ---------------------------------------------------------- redis
     if redis_wls:
@@ -645,9 +786,10 @@ def main():
                   "the move.  After the move: t50/t90 of the new hot set measured from "
                   "the move, the new set's share on node 0 at the end, and what is left "
                   "of the old set on node 0 (nothing demotes it here).\n")
-        md.append("| policy | t90 old set s | old set at move % | t50 new s | t90 new s | "
-                  "new set final % | old set final % | cold promoted % |")
-        md.append("|---|---|---|---|---|---|---|---|")
+        md.append("| policy | t90 old set s (%s) | old set at move %% | t50 new s (%s) | t90 new s (%s) | "
+                  "new set final %% | old set final %% | hot time-avg %% | cold promoted %% |"
+                  % (pm, pm, pm))
+        md.append("|---|---|---|---|---|---|---|---|---|")
         for p in pols:
             m = by.get((wl, p))
             if not m or m["status"] != "ok":
@@ -657,6 +799,7 @@ def main():
                 cell(wl, p, "t50_s"), cell(wl, p, "t90_s"),
                 cell(wl, p, "phase_hotB_final_pct", 1, "-"),
                 cell(wl, p, "phase_hotA_final_pct", 1, "-"),
+                cell(wl, p, "hot_tavg_pct", 1, "-"),
                 cell(wl, p, "cold_promoted_pct")]) + " |")
         md.append("")
 
@@ -672,18 +815,20 @@ def main():
                   "numab2 numa_balancing_promote_rate_limit_MBps, DAMOS quota bytes per "
                   "reset interval.  promoted: pgmigrate_success - pgdemote (base pages); "
                   "demoted: pgdemote_kswapd+direct+khugepaged.\n")
-        md.append("| workload | policy | hot MB | free node0 MB | rate MB/s | bound s | t90 s | "
-                  "hot on node0 % | cold promoted % | pages promoted | pages demoted |")
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        md.append("| workload | policy | hot MB | free node0 MB | rate MB/s | bound s | "
+                  "t90 s (%s) | hot on node0 time-avg %% | hot on node0 end %% | "
+                  "cold promoted %% | pages promoted | pages demoted |" % pm)
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for wl in tfw:
             for p in pols:
                 m = by.get((wl, p))
                 if not m or m["status"] != "ok":
                     continue
                 md.append("| %s | %s | " % (wl, p) + " | ".join([
-                    fmt(m.get("hot_mb"), 0, "-"), fmt(m.get("free0_mb"), 0, "-"),
-                    fmt(m.get("rate_mbps"), 0, "-"), fmt(m.get("bound_t90_s"), 2, "-"),
-                    cell(wl, p, "t90_s"), cell(wl, p, "hot_final_pct"),
+                    cell(wl, p, "hot_mb", 0, "-"), cell(wl, p, "free0_mb", 0, "-"),
+                    cell(wl, p, "rate_mbps", 0, "-"), cell(wl, p, "bound_t90_s", 2, "-"),
+                    cell(wl, p, "t90_s"), cell(wl, p, "hot_tavg_pct", 1, "-"),
+                    cell(wl, p, "hot_final_pct"),
                     cell(wl, p, "cold_promoted_pct"), cell(wl, p, "promoted_pages", 0, "-"),
                     cell(wl, p, "pgdemote", 0, "-")]) + " |")
         md.append("")
@@ -692,30 +837,49 @@ def main():
     if sc:
         md.append("## Scan cost: sparse %s MB mapping, 64 MB hot set\n" % env.get("scan_mb"))
         md.append("| policy | status | kthread CPU s | pte_scanned | pmd_skipped | young | "
-                  "hot on node0 % | t90 s |")
-        md.append("|---|---|---|---|---|---|---|---|")
+                  "hot on node0 time-avg %% | hot on node0 end %% | t90 s (%s) |" % pm)
+        md.append("|---|---|---|---|---|---|---|---|---|")
         for m in sc:
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 m["policy"], m["status"] + (": " + m["note"] if m["note"] else ""),
                 fmt(m.get("kthread_cpu_s"), 2, "-"), m.get("kmmscand_pte_scanned", "-"),
                 m.get("kmmscand_pmd_skipped", "-"), m.get("kmmscand_young", "-"),
-                fmt(m.get("hot_final_pct"), 1, "-"), fmt(m.get("t90_s"))))
+                fmt(m.get("hot_tavg_pct"), 1, "-"), fmt(m.get("hot_final_pct"), 1, "-"),
+                fmt(m.get("t90_s"))))
         md.append("")
 
     # ---------------------------------------------------------- summary
     summ = []
-    summ.append("kmmscand bench summary (mode %s, %s s per run%s; speed is modelled, "
-                "not measured)" % (env.get("mode"), env.get("dur"),
-                                   ", medians of %d repeats" % nrep if multi else ""))
+    summ.append("kmmscand bench summary (mode %s, %s s per run%s, placement sampled every "
+                "%g s; speed is modelled, not measured)" % (
+                    env.get("mode"), env.get("dur"),
+                    ", medians of %d repeats" % nrep if multi else "", period))
     if not kmm_present:
         summ.append("NOTE: kmmscand not present in this kernel; its rows are skipped.")
+    if partial:
+        summ.append("NOTE: incomplete bench (no @@BENCH-END): %d runs reported" % len(runs))
+    if reg:
+        summ.append(reg.split("  ")[0].rstrip(".") + " " + ("(NUMA balancing's first-access rule "
+                                                "never held)" if "never held" in reg else
+                                                "(NUMA balancing's first-access rule can hold)"))
     cmp_pols = [p for p in pols if p != "none"]
+
+    def okm(wl, p):
+        m = by.get((wl, p))
+        return m if m and m["status"] == "ok" else None
+
+    # The summaries compare like with like: only workloads where 'none' and
+    # every policy that has any result got a run that was not left out.
+    sum_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
+    have = [p for p in cmp_pols if any(okm(wl, p) for wl in sum_wls)]
+    common = [wl for wl in sum_wls if all(okm(wl, p) for p in ["none"] + have)]
     # (label, key, best-of, 'never' counts as worst, cost metric: only
     # policies that got >= 50% of the hot set to node 0 compete)
     crit = [
-        ("fastest to 90% hot coverage (t90, lower is better)", "t90_s", min, True, False),
+        ("fastest to 90% hot coverage (t90, lower is better, ties within one sampling "
+         "period)", "t90_s", min, True, False),
         ("highest final hot coverage", "hot_final_pct", max, False, False),
-        ("best modelled speedup", "model_speedup", max, False, False),
+        ("highest time-averaged hot coverage", "hot_tavg_pct", max, False, False),
         ("fewest cold pages promoted", "cold_promoted_pct", min, False, True),
         ("least promoter CPU (kthreads + extra task sys)", "promoter_cpu_s", min, False, True),
         ("lowest p99 batch latency", "p99_us", min, False, True),
@@ -724,7 +888,7 @@ def main():
     for wl in workloads:
         if wl == "scancost" or wl in redis_wls:
             continue
-        ok = [by[(wl, p)] for p in cmp_pols if (wl, p) in by and by[(wl, p)]["status"] == "ok"]
+        ok = [okm(wl, p) for p in cmp_pols if okm(wl, p)]
         if not ok:
             summ.append("%s: no comparable runs" % wl)
             continue
@@ -745,30 +909,49 @@ def main():
             if best == INF:
                 parts.append("%s: none" % key)
                 continue
-            tied = [p for v, p in vals if abs(v - best) <= 1e-9 + 1e-6 * abs(best)]
-            for p in tied:
-                wins[p] += 1
+            # t50/t90 are known to one sampling period: closer is a tie
+            tol = max(m.get("sample_s") or period for m in pool) if key in NEVER_KEYS \
+                else 1e-6 * abs(best)
+            tied = [p for v, p in vals if abs(v - best) <= 1e-9 + tol]
+            if wl in common:
+                for p in tied:
+                    wins[p] += 1
             parts.append("%s: %s (%s)" % (key, "/".join(tied), fmt(best, 2)))
         summ.append("%s: %s" % (wl, "; ".join(parts)))
     summ.append("(cost metrics - cold promoted, promoter CPU, p99 - only among policies that "
                 "reached >= 50% hot coverage)")
     summ += redis_summary(rows, by, redis_wls, pols)
     summ.append("")
-    # geometric mean of modelled speedup per policy (of the medians)
+    # per policy over the common workload set (medians of the runs kept):
+    # mean time-averaged hot share, geometric-mean modelled speedup, CPU
+    if sum_wls:
+        dropped = [wl for wl in sum_wls if wl not in common]
+        summ.append("per policy over the same %d workload%s (%s)%s; metric wins over those:" % (
+            len(common), "" if len(common) == 1 else "s", ", ".join(common) or "-",
+            "; left out of every policy's summary: " + ", ".join(
+                "%s (%s)" % (wl, ", ".join(p for p in ["none"] + have if not okm(wl, p)))
+                for wl in dropped) if dropped else ""))
     for p in cmp_pols:
-        if not any(m["policy"] == p and m["workload"] != "scancost" and
-                   m["workload"] not in redis_wls for m in rows):
+        if not any(m["policy"] == p and m["workload"] in sum_wls for m in rows):
             continue
-        sp = [by[(wl, p)].get("model_speedup") for wl in workloads
-              if wl != "scancost" and (wl, p) in by and by[(wl, p)].get("model_speedup")]
-        if sp:
-            g = math.exp(sum(math.log(x) for x in sp) / len(sp))
-            cpu = sum(by[(wl, p)].get("promoter_cpu_s", 0) or 0 for wl in workloads
-                      if wl != "scancost" and wl not in redis_wls and (wl, p) in by)
-            summ.append("%-12s geomean modelled speedup %.2fx over %d workloads, "
-                        "promoter CPU total %.1f s, metric wins %d" % (p, g, len(sp), cpu, wins[p]))
-        else:
-            summ.append("%-12s no results" % p)
+        if p not in have:
+            summ.append("%-12s no results (every run left out or skipped)" % p)
+            continue
+        if not common:
+            summ.append("%-12s no workload with a kept run of every policy" % p)
+            continue
+        ms = [okm(wl, p) for wl in common]
+        gs = []
+        for q in ratios:
+            sp = [m.get(speedup_key(q)) for m in ms]
+            gs.append("%.2fx" % math.exp(sum(math.log(x) for x in sp) / len(sp))
+                      if all(sp) else "-")
+        hot = statistics.mean(m.get("hot_tavg_pct") or 0 for m in ms)
+        cpu = sum(m.get("promoter_cpu_s") or 0 for m in ms)
+        summ.append("%-12s over %d workload%s: hot time-avg mean %.1f%%, geomean modelled "
+                    "speedup %s (L1/L0 %s), promoter CPU total %.1f s, metric wins %d" % (
+                        p, len(ms), "" if len(ms) == 1 else "s", hot, " / ".join(gs),
+                        " / ".join("%gx" % q for q in ratios), cpu, wins[p]))
     if sc:
         on = {m["policy"]: m for m in sc if m["status"] == "ok"}
         if "kmmscand" in on and "kmm-nopmd" in on:
@@ -789,7 +972,13 @@ def main():
             md.append("- %s / %s rep %s: %s%s" % (m["workload"], m["policy"], m.get("rep", 1),
                                                 m["status"], ": " + m["note"] if m["note"] else ""))
         md.append("")
-        summ.append("runs left out (failed or vm-stall): %d of %d" % (len(left), len(rows)))
+        summ.append("runs left out (failed or vm-stall): %d of %d: %s" % (
+            len(left), len(rows), ", ".join(
+                "%s %d of %d (%s)" % (p, len(lp), len([m for m in rows if m["policy"] == p]),
+                                      ", ".join("%s %d" % (st, n) for st, n in sorted(
+                                          {m["status"]: sum(1 for x in lp if x["status"] ==
+                                                            m["status"]) for m in lp}.items())))
+                for p in pols for lp in [[m for m in left if m["policy"] == p]] if lp)))
     summ.append("total guest wall time %s s" % env.get("total_wall", "?"))
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(summ) + "\n")
@@ -823,8 +1012,13 @@ def plot(out, runs, workloads, pols, redis_wls=()):
                 else:
                     f.write("# t hot_on0 cold_on0 acc_on0 ops\n")
                     for t in r["T"]:
-                        f.write("%.1f %.4f %.4f %.4f %d\n" % t)
-            lines.append((p, fn, r.get("phase")))
+                        f.write("%.3f %.4f %.4f %.4f %d\n" % t)
+            if wl in redis_wls:
+                avg = time_avg([(t[0], t[1]) for t in r["NM"]])
+            else:
+                avg = time_avg([(t[0], t[1]) for t in r["T"]])
+            lines.append((p + ("" if avg is None else " (avg %.0f%%)" % (100 * avg)), fn,
+                          r.get("phase")))
         if lines:
             panels.append((wl, lines))
     if not panels:
@@ -836,9 +1030,9 @@ def plot(out, runs, workloads, pols, redis_wls=()):
               if gp and "pngcairo" in terminals(gp) else
               "set terminal png noenhanced size %d,%d" % (480 * cols, 330 * rows_),
               "set output '%s'" % os.path.join(out, "coverage.png"),
-              "set multiplot layout %d,%d title 'hot-set pages on node 0 over time "
-              "(TCG VM; placement measured with move_pages; redis: resident pages of the "
-              "server, numa_maps)'" % (rows_, cols),
+              "set multiplot layout %d,%d title 'hot-set residency on node 0 over time, "
+              "key: its time average (TCG VM; placement measured with move_pages; redis: "
+              "resident pages of the server, numa_maps)'" % (rows_, cols),
               "set yrange [0:1.05]", "set xlabel 's'", "set ylabel 'hot on node0'",
               "set key bottom right", "set grid"]
     for wl, lines in panels:
@@ -851,7 +1045,8 @@ def plot(out, runs, workloads, pols, redis_wls=()):
         if ph:
             script.append("set arrow from %g,0 to %g,1.05 nohead dt 2" % (ph, ph))
         script.append("plot " + ", ".join(
-            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (fn, color(pols, p), p)
+            "'%s' using 1:2 with lines lw 2 lc %d title '%s'" % (
+                fn, color(pols, p.split(" ")[0]), p)
             for p, fn, _ in lines))
     script.append("unset multiplot")
     with open(os.path.join(out, "coverage.gp"), "w") as f:

@@ -17,9 +17,12 @@
 #   @@RUN-END workload=W policy=P rep=R rc=N wall=S
 #
 # Arguments are key=value words:
-#   MODE=quick|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
+#   MODE=quick|quick-bignode|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
+#   SAMPLE_MS=<placement sampling period of the workload, ms; default 100>
+#   SHUFFLE=1|0  ORDER_SEED=<n>  (policy order shuffled per round, seeded;
+#   default on, seed = SEED)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
 #   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
 #   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
@@ -40,7 +43,8 @@
 #            kmm+faults (kmmscand sources="abit fault" + numa_balancing=2)
 #            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
 #            min age AGE, for threshold sweeps); "damos" = damos-naive
-# REPEAT=N: for each workload, N rounds of all policies (rep=1..N).
+# REPEAT=N: for each workload, N rounds of all policies (rep=1..N), each
+# round in its own order (SHUFFLE=1, seeded by ORDER_SEED; @@ORDER lines).
 # Scan-cost microbench (SCANCOST=1): workload "scancost" (sparse, SCAN_MB map,
 # 64 MB hot set) under kmmscand (pmd_skip=1) and kmm-nopmd (pmd_skip=0).
 
@@ -66,6 +70,13 @@ full)
 		uniform populate file-shared file-shared-rw thp-move redis-get redis-mix"
 	POLICIES="none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb"
 	REDIS_KEYS=1000000 ;;
+quick-bignode)
+	# the headline workloads for a VM whose node 0 is large enough for NUMA
+	# balancing's first-access rule (make bench BENCH=quick-bignode boots
+	# it with NODE0_MB=3072)
+	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0
+	WORKLOADS="hotcold zipf phase multi thp thp-scatter topfull"
+	POLICIES="none kmmscand numab2 damos-tuned" ;;
 medium)
 	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
 	WORKLOADS="hotcold zipf phase multi thp topfull redis-get redis-mix"
@@ -77,6 +88,9 @@ medium)
 	POLICIES="none kmmscand kmm-tlb numab2 damos-naive damos-tuned" ;;
 esac
 SEED=42
+SAMPLE_MS=100
+SHUFFLE=1
+ORDER_SEED=
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
 HARD_HOT_MB=112
 # damos-tuned access thresholds (of 20 samples per 100 ms aggregation; age in
@@ -95,6 +109,16 @@ for a in "$@"; do
 	*) echo "run-in-vm.sh: ignoring argument '$a'" >&2 ;;
 	esac
 done
+[ -n "$ORDER_SEED" ] || ORDER_SEED=$SEED
+for v in "$ORDER_SEED" "$SHUFFLE"; do
+	case "$v" in
+	''|*[!0-9]*) echo "run-in-vm.sh: ORDER_SEED and SHUFFLE must be numbers (got '$ORDER_SEED', '$SHUFFLE')" >&2; exit 2 ;;
+	esac
+done
+case "$SAMPLE_MS" in
+''|*[!0-9]*) echo "run-in-vm.sh: SAMPLE_MS must be a number of ms (got '$SAMPLE_MS')" >&2; exit 2 ;;
+esac
+[ "$SAMPLE_MS" -ge 10 ] || { echo "run-in-vm.sh: SAMPLE_MS must be at least 10" >&2; exit 2; }
 for v in "$SLOW_NODE" "$FAST_NODE"; do
 	case "$v" in
 	''|*[!0-9]*) echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must be node numbers (got '$SLOW_NODE', '$FAST_NODE')" >&2; exit 2 ;;
@@ -118,7 +142,8 @@ KMM=/sys/kernel/mm/kmmscand
 DAMON=/sys/kernel/mm/damon/admin/kdamonds
 NB=/proc/sys/kernel/numa_balancing
 DEMOTE=/sys/kernel/mm/numa/demotion_enabled
-HOTTH=/sys/kernel/debug/sched/numa_balancing/hot_threshold_ms
+NBDBG=/sys/kernel/debug/sched/numa_balancing
+NBRATE=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 TMP=/tmp/bench.$$
 mkdir -p "$TMP"
 
@@ -156,8 +181,9 @@ lat() {	# lat NID -> read latency (ns) from HMAT-backed sysfs, or empty
 }
 
 echo "@@BENCH-BEGIN"
-echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED"
+echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED sample_ms=$SAMPLE_MS"
 echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
+echo "@@ENV shuffle=$SHUFFLE order_seed=$ORDER_SEED"
 echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
 echo "@@ENV redis_keys=$REDIS_KEYS redis_value=$REDIS_VALUE redis_hot_pct=$REDIS_HOT_PCT redis_clients=$REDIS_CLIENTS redis_loop_n=$REDIS_LOOP_N"
 echo "@@ENV file_path=$FILE_PATH file_rw_path=$FILE_RW_PATH"
@@ -306,10 +332,44 @@ damos_stats() {
 	done
 }
 
+# NUMA balancing back to the kernel's defaults (kernel/sched/fair.c of
+# 6.12): off, promotion rate limit 65536 MB/s, and the debugfs knobs hot
+# threshold 1000 ms, scan delay 1000 ms, scan period 1000..60000 ms, scan
+# size 256 MB.  Its per-node tiering state (pgdat->nbp_threshold, the
+# threshold the kernel adjusts itself, with nbp_th_start/nbp_th_nr_cand)
+# cannot be written from user space: the sysctl clears it when
+# numa_balancing goes from a mode without tiering to one with it
+# (reset_memory_tiering()), i.e. when policy_on writes 2 after this 0, right
+# before every run that uses it.  The rate-limit window (nbp_rl_start,
+# nbp_rl_nr_cand) is not cleared; it is a 1 s window that restarts on the
+# first candidate more than 1 s after the last, and settle() alone waits
+# 1 s.  Page access times live in the folios of the run's own fresh
+# process.
+numab_defaults() {
+	[ $have_nb = 1 ] || return 0
+	wr 0 $NB
+	[ -f "$NBRATE" ] && wr 65536 "$NBRATE" >/dev/null
+	[ -d "$NBDBG" ] || return 0
+	wr 1000 $NBDBG/hot_threshold_ms >/dev/null
+	wr 1000 $NBDBG/scan_delay_ms >/dev/null
+	# max before min, as for kmmscand's period range
+	wr 60000 $NBDBG/scan_period_max_ms >/dev/null
+	wr 1000 $NBDBG/scan_period_min_ms >/dev/null
+	wr 256 $NBDBG/scan_size_mb >/dev/null
+}
+
+numab_state() {	# one line: the knobs numab_defaults sets, as read back
+	printf 'numa_balancing=%s rate_limit_MBps=%s' "$(cat $NB 2>/dev/null)" \
+		"$(cat $NBRATE 2>/dev/null)"
+	for f in hot_threshold_ms scan_delay_ms scan_period_min_ms scan_period_max_ms scan_size_mb; do
+		printf ' %s=%s' $f "$(cat $NBDBG/$f 2>/dev/null)"
+	done
+	echo
+}
+
 all_off() {
 	kmm_defaults
-	[ $have_nb = 1 ] && wr 0 $NB
-	[ -f "$HOTTH" ] && wr 1000 "$HOTTH" >/dev/null
+	numab_defaults
 	damon_off
 	[ -f "$DEMOTE" ] && wr 0 "$DEMOTE" >/dev/null
 }
@@ -413,9 +473,13 @@ vmstat_delta() {
 # in kmmscand's thread, in NUMA balancing's tasks and in unrelated ones.
 # What such a run measured is the host, not the policy: report.py keeps it
 # out of the medians and lists it.
-vm_stalls() {	# vm_stalls UPTIME_AT_START -> @@VMSTALL lines
-	dmesg 2>/dev/null | awk -v t0="$1" '
-	{ s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
+# Lines stamped "[ seconds]" count from UPTIME_AT_START on; a dmesg that
+# prints no stamps (a kernel without CONFIG_PRINTK_TIME and busybox dmesg)
+# counts the lines after the LINES_AT_START it printed at the start.
+vm_stalls() {	# vm_stalls UPTIME_AT_START [LINES_AT_START] -> @@VMSTALL lines
+	dmesg 2>/dev/null | awk -v t0="$1" -v n0="${2:-0}" '
+	/^\[ *[0-9]+\.[0-9]+\]/ { s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
+	!/^\[ *[0-9]+\.[0-9]+\]/ && NR <= n0 + 0 { next }
 	/soft lockup|rcu_sched self-detected stall|rcu_sched detected stalls|blocked for more than/ {
 		sub(/^\[[^]]*\] */, ""); print "@@VMSTALL " $0; if (++n == 3) exit }'
 }
@@ -435,7 +499,7 @@ settle() {
 }
 
 workload_args() {	# workload_args NAME -> args for the workload binary
-	common="--secs $DUR --seed $SEED --slow-node $SLOW_NODE --fast-node $FAST_NODE"
+	common="--secs $DUR --seed $SEED --slow-node $SLOW_NODE --fast-node $FAST_NODE --sample-ms $SAMPLE_MS"
 	case "$1" in
 	hotcold|zipf|phase|flat|multi|thp|thp-scatter|scatter|topfull)
 		echo "--mode $1 --size-mb $SIZE_MB $common" ;;
@@ -515,6 +579,8 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	cat /proc/vmstat > $TMP/vm0
 	cpu_snapshot $TMP/cpu0
 	up0=$(cut -d' ' -f1 /proc/uptime)
+	dm0=$(dmesg 2>/dev/null | wc -l)
+	[ $have_nb = 1 ] && echo "@@INFO numab $(numab_state)"
 	policy_on $p
 	echo "@@RATE $(policy_rate $p)"
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
@@ -528,7 +594,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	all_off
 	vmstat_delta $TMP/vm0 $TMP/vm1
 	cpu_delta $TMP/cpu0 $TMP/cpu1
-	vm_stalls "$up0"
+	vm_stalls "$up0" "$dm0"
 	echo "@@INFO after $(node_free)"
 	echo "@@RUN-END workload=$w policy=$p rep=$r rc=$rc wall=$((t1 - t0))"
 }
@@ -538,10 +604,25 @@ all_off
 # "damos" is the old name of damos-naive
 POLICIES=$(for p in $POLICIES; do [ "$p" = damos ] && p=damos-naive; echo $p; done)
 POLICIES=$(echo $POLICIES)
+# shuffled WORDS...: the words in a random order drawn from seed $oseed
+# (host and guest awk may differ: the order used is printed)
+shuffled() {
+	printf '%s\n' "$@" | awk -v s="$oseed" 'BEGIN { srand(s) } { printf "%.9f %s\n", rand(), $0 }' |
+		sort -k1,1n | cut -d' ' -f2
+}
+
+oseed=$ORDER_SEED
 for w in $WORKLOADS; do
 	rr=1
 	while [ $rr -le "$REPEAT" ]; do
-		for p in $POLICIES; do
+		order=$POLICIES
+		if [ "$SHUFFLE" = 1 ]; then
+			# shellcheck disable=SC2086
+			order=$(shuffled $POLICIES)
+			oseed=$((oseed + 1))
+		fi
+		echo "@@ORDER workload=$w rep=$rr policies=$(echo $order | tr ' ' ',')"
+		for p in $order; do
 			run_one $w $p $rr
 		done
 		rr=$((rr + 1))

@@ -2,18 +2,21 @@
 """bench/spread.py - spread of key metrics over several bench runs.
 
 usage: spread.py bench-results/<ts1> bench-results/<ts2> ...
-Prints, per workload x policy, min / median / max of t90, final hot coverage,
-kthread CPU and modelled speedup over every run of the given result
-directories (one directory is enough when it was run with REPEAT > 1).
+Prints, per workload x policy, min / median / max of t90, the time-averaged
+and final hot coverage, kthread CPU and the modelled speedup at 3x over every
+kept run of the given result directories (one directory is enough when it
+was run with REPEAT > 1).  'never' counts as the slowest t90, as in
+report.py.
 """
 import csv
 import os
 import statistics
 import sys
 
-KEYS = [("t90_s", "t90 s"), ("hot_final_pct", "hot %"), ("cold_promoted_pct", "cold %"),
-        ("kthread_cpu_s", "kthread CPU s"), ("task_sys_s", "task sys s"),
-        ("model_speedup", "modelled speedup")]
+KEYS = [("t90_s", "t90 s"), ("hot_tavg_pct", "hot time-avg %"), ("hot_final_pct", "hot end %"),
+        ("cold_promoted_pct", "cold %"), ("kthread_cpu_s", "kthread CPU s"),
+        ("task_sys_s", "task sys s"), ("model_speedup_3x", "modelled speedup 3x")]
+NEVER = float("inf")
 
 
 def load(d):
@@ -34,10 +37,12 @@ def main():
             for key, _ in KEYS:
                 v = r.get(key, "")
                 if r.get("status") == "ok":
-                    vals.setdefault((k, key), []).append(
-                        float(v) if v not in ("", None) else float("nan"))
-    print("spread over %d result directories: min / median / max (nan = never or n/a)\n"
-          % len(dirs))
+                    if v not in ("", None):
+                        vals.setdefault((k, key), []).append(float(v))
+                    elif key == "t90_s":
+                        vals.setdefault((k, key), []).append(NEVER)
+    print("spread over %d result directories: min / median / max of the kept runs "
+          "(never = not within the run, the slowest)\n" % len(dirs))
     print("| workload | policy | " + " | ".join(h for _, h in KEYS) + " |")
     print("|---|---|" + "---|" * len(KEYS))
     for k in order:
@@ -47,12 +52,11 @@ def main():
             if not v:
                 cells.append("-")
                 continue
-            good = sorted(x for x in v if x == x)
-            if not good:
-                cells.append("never" if key == "t90_s" else "-")
-                continue
-            tag = "" if len(good) == len(v) else " (%d never)" % (len(v) - len(good))
-            cells.append("%.2f / %.2f / %.2f%s" % (good[0], statistics.median(good), good[-1], tag))
+            v = sorted(v)
+
+            def f(x):
+                return "never" if x == NEVER else "%.2f" % x
+            cells.append("%s / %s / %s" % (f(v[0]), f(statistics.median(v)), f(v[-1])))
         print("| %s | %s | %s |" % (k[0], k[1], " | ".join(cells)))
 
 

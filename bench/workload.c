@@ -12,7 +12,10 @@
  * top-tier node).  Every --sample-ms the sampler queries the placement of the
  * hot and cold page samples of every worker with move_pages(pid, .., NULL,
  * status) and prints a line
- *     T <sec> hot_on0=<f> cold_on0=<f> acc_on0=<f> [hotA_on0= hotB_on0=] ops=<n>
+ *     T <sec> hot_on0=<f> cold_on0=<f> acc_on0=<f> [hotA_on0= hotB_on0=] ops=<n> q_ms=<ms>
+ * stamped with the middle of the query (q_ms long).  acc_on0 is the share of
+ * the interval's accesses (per-page counters) to pages on the fast node at
+ * the sample, -1 when the interval counted none.
  * At the end it prints per-worker "W" lines and one "RESULT key=value ..."
  * line.  Workers time fixed-size access batches with clock_gettime and report
  * p50/p90/p99/max batch latency.  A worker runs --threads access threads
@@ -101,7 +104,7 @@ static struct {
 } o = {
 	.mode = "hotcold", .size_mb = 256, .hot_pct = 10, .hot_chunk_kb = 256,
 	.procs = 1, .balloon_leave_mb = -1, .secs = 30, .seed = 42, .batch = 4096,
-	.slow_node = 1, .fast_node = 0, .sample_ms = 1000, .sparse_hot_mb = 64,
+	.slow_node = 1, .fast_node = 0, .sample_ms = 100, .sparse_hot_mb = 64,
 	.threads = 1, .store_pct = -1,
 };
 
@@ -880,7 +883,7 @@ static void usage(void)
 " --file-rw         map the file read-write (default read-only: loads only)\n"
 " --move-to-slow    fault in on the fast node, then move_pages() to the slow node\n"
 " --secs T          run time [30]   --seed S [42]   --batch B accesses [4096]\n"
-" --slow-node N [1] --fast-node N [0]  --sample-ms MS [1000]\n"
+" --slow-node N [1] --fast-node N [0]  --sample-ms MS [100]\n"
 " --go-file F       after setup create F.ready and wait until F exists\n");
 	exit(1);
 }
@@ -1182,7 +1185,7 @@ int main(int argc, char **argv)
 
 		while (alive > 0) {
 			struct frac hA = { 0 }, hB = { 0 }, cf = { 0 };
-			double a0 = 0, a = 0, t, hot;
+			double a0 = 0, a = 0, t, tq, qms, hot;
 			uint64_t ops = 0;
 			int st;
 
@@ -1198,7 +1201,10 @@ int main(int argc, char **argv)
 			if (!alive && t - last_t < o.sample_ms / 2000.0)
 				break;	/* final sample would duplicate the last one */
 			last_t = t;
-			next += o.sample_ms / 1000.0;
+			/* a query slower than the period skips samples, no burst */
+			do
+				next += o.sample_ms / 1000.0;
+			while (next <= t);
 			for (int i = 0; i < o.procs; i++) {
 				struct worker *w = &W[i];
 
@@ -1208,6 +1214,13 @@ int main(int argc, char **argv)
 				query(w, w->cs_addr, w->ncs, &cf, w->cs_idx, w->cs_scale, &a0, &a);
 				ops += wres[i].ops;
 			}
+			/*
+			 * The placement was read over [t, tq]: stamp the sample
+			 * with the middle of that window, not its start.
+			 */
+			tq = now_s();
+			qms = (tq - t) * 1e3;
+			t = (t + tq) / 2;
 			if (o.phase && !phase_printed && t >= mid) {
 				printf("PHASE t=%.2f\n", mid - t_start);
 				phase_printed = 1;
@@ -1215,11 +1228,12 @@ int main(int argc, char **argv)
 			hot = (o.phase && t >= mid) ? fr(hB) : fr(hA);
 			acc_all += a;
 			acc0_all += a0;
-			printf("T %.1f hot_on0=%.4f cold_on0=%.4f acc_on0=%.4f", t - t_start, hot,
-			       fr(cf), a > 0 ? a0 / a : 0.0);
+			/* acc_on0=-1: no access counted in the interval */
+			printf("T %.3f hot_on0=%.4f cold_on0=%.4f acc_on0=%.4f", t - t_start, hot,
+			       fr(cf), a > 0 ? a0 / a : -1.0);
 			if (o.phase)
 				printf(" hotA_on0=%.4f hotB_on0=%.4f", fr(hA), fr(hB));
-			printf(" ops=%llu\n", (unsigned long long)(ops - prev_ops));
+			printf(" ops=%llu q_ms=%.1f\n", (unsigned long long)(ops - prev_ops), qms);
 			prev_ops = ops;
 			if (!o.phase || t >= mid) {
 				double base = o.phase ? mid : t_start;
@@ -1275,12 +1289,12 @@ int main(int argc, char **argv)
 
 		getrusage(RUSAGE_SELF, &self);
 		printf("RESULT mode=%s secs=%.2f setup_s=%.2f hot_final=%.4f cold_final=%.4f "
-		       "acc_on0=%.4f t50=%.1f t90=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f "
+		       "acc_on0=%.4f t50=%.3f t90=%.3f sample_ms=%u p50_us=%.1f p90_us=%.1f p99_us=%.1f "
 		       "max_us=%.1f nbatch=%llu ops=%llu work_utime=%.2f work_stime=%.2f "
 		       "sampler_stime=%.2f balloon_mb=%ld hot_pages=%lu cold_pages=%lu procs=%d "
 		       "threads=%d thp_mb_end=%.0f failed=%d\n",
 		       o.mode, now_s() - t_start, setup_s, hot_final, cold_final,
-		       acc_all > 0 ? acc0_all / acc_all : 0.0, t50, t90, p50, p90, p99, mx,
+		       acc_all > 0 ? acc0_all / acc_all : 0.0, t50, t90, o.sample_ms, p50, p90, p99, mx,
 		       (unsigned long long)nb, (unsigned long long)tops, wut, wst,
 		       self.ru_stime.tv_sec + self.ru_stime.tv_usec * 1e-6, balloon_mb,
 		       nhot_tot, ncold_tot, o.procs, o.threads, thp_end, bad);
