@@ -204,6 +204,15 @@ class ExpectedDiffEvidence(Case):
         _, res, _ = self.collapse()
         self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "did not reproduce")
 
+    def test_repro_named_by_no_entry_fails_nothing(self):
+        self.expected = ""
+        self.repro_rc = {"r": 4}
+        rc, res, _ = self.judge(["cow"], [
+            ("off", block("off", "cow", tap(("pass", "a")))),
+            ("on", block("on", "cow", tap(("pass", "a"))))])
+        self.assertVerdict(res, "mm:repro:r", "SKIP", "no expected difference rests on it")
+        self.assertEqual(0, rc)
+
     def test_unlisted_difference_fails(self):
         _, res, _ = self.judge(["cow"], [
             ("off", block("off", "cow", tap(("pass", "a"), ("pass", "b")))),
