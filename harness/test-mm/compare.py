@@ -254,30 +254,35 @@ def load_tests(path):
     return ids
 
 
-def load_expected(path, base):
-    """ID-GLOB SUBTEST-GLOB STATUSES EVIDENCE REPRODUCER REASON..., shell-quoted."""
-    out = []
+def records(path):
+    """(line number, shell-split words) of each line of @path that is not
+    blank or a comment; nothing when @path is unset or missing."""
     if not path or not os.path.exists(path):
-        return out
+        return
     with open(path) as f:
         for n, line in enumerate(f, 1):
             s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            w = shlex.split(s)
-            if len(w) < 6:
-                raise SystemExit(f"{path}:{n}: need ID SUBTEST STATUSES EVIDENCE REPRODUCER REASON")
-            ev = w[3].split(",")
-            bad = [e for e in ev if e not in EVIDENCE]
-            if bad:
-                raise SystemExit(f"{path}:{n}: unknown evidence {','.join(bad)} "
-                                 f"(one or more of: {', '.join(EVIDENCE)})")
-            repro = w[4]
-            if not os.path.exists(os.path.join(base, repro)):
-                raise SystemExit(f"{path}:{n}: reproducer {repro} does not exist")
-            out.append({"id": w[0], "sub": w[1], "statuses": set(w[2].split(",")),
-                        "evidence": ev, "repro": repro, "reason": " ".join(w[5:]),
-                        "line": n, "hits": 0})
+            if s and not s.startswith("#"):
+                yield n, shlex.split(s)
+
+
+def load_expected(path, base):
+    """ID-GLOB SUBTEST-GLOB STATUSES EVIDENCE REPRODUCER REASON..., shell-quoted."""
+    out = []
+    for n, w in records(path):
+        if len(w) < 6:
+            raise SystemExit(f"{path}:{n}: need ID SUBTEST STATUSES EVIDENCE REPRODUCER REASON")
+        ev = w[3].split(",")
+        bad = [e for e in ev if e not in EVIDENCE]
+        if bad:
+            raise SystemExit(f"{path}:{n}: unknown evidence {','.join(bad)} "
+                             f"(one or more of: {', '.join(EVIDENCE)})")
+        repro = w[4]
+        if not os.path.exists(os.path.join(base, repro)):
+            raise SystemExit(f"{path}:{n}: reproducer {repro} does not exist")
+        out.append({"id": w[0], "sub": w[1], "statuses": set(w[2].split(",")),
+                    "evidence": ev, "repro": repro, "reason": " ".join(w[5:]),
+                    "line": n, "hits": 0})
     return out
 
 
@@ -285,19 +290,12 @@ def load_known(path):
     """ID-GLOB KIND SUBTEST-GLOB REASON..., shell-quoted (SUBTEST-GLOB "-"
     for the kinds about the whole test)."""
     out = []
-    if not path or not os.path.exists(path):
-        return out
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            w = shlex.split(s)
-            if len(w) < 4:
-                raise SystemExit(f"{path}:{n}: need ID KIND SUBTEST REASON")
-            if w[1] not in KNOWN_KINDS:
-                raise SystemExit(f"{path}:{n}: unknown kind {w[1]} (one of: {', '.join(KNOWN_KINDS)})")
-            out.append({"id": w[0], "kind": w[1], "sub": w[2], "reason": " ".join(w[3:]), "line": n})
+    for n, w in records(path):
+        if len(w) < 4:
+            raise SystemExit(f"{path}:{n}: need ID KIND SUBTEST REASON")
+        if w[1] not in KNOWN_KINDS:
+            raise SystemExit(f"{path}:{n}: unknown kind {w[1]} (one of: {', '.join(KNOWN_KINDS)})")
+        out.append({"id": w[0], "kind": w[1], "sub": w[2], "reason": " ".join(w[3:]), "line": n})
     return out
 
 
