@@ -11,6 +11,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# result_100ms MODE HOT T90 [EXTRA]: the sampler's RESULT line of a
+# synthetic 10 s run sampled every 100 ms, HOT the final hot share.
+result_100ms() {
+	echo "RESULT mode=$1 secs=10 setup_s=1 hot_final=$2 cold_final=0.0" \
+	     "acc_on0=$2 t50=$3 t90=$3 sample_ms=100 p50_us=10 p90_us=20" \
+	     "p99_us=30 max_us=40 nbatch=10 ops=100${4:+ $4}"
+}
+
 check() {	# check NAME CONDITION-EXIT-STATUS WHY
 	if [ "$2" = 0 ]; then echo "ok $1"; else echo "not ok $1: $3"; fi
 }
@@ -101,9 +109,7 @@ check bench:report-vm-stall-listed $? "results.md does not list the stalled run"
 			awk 'BEGIN { for (i = 0; i <= 100; i++)
 				printf "T %.3f hot_on0=%.1f cold_on0=0.0 acc_on0=%.1f ops=100 q_ms=5\n",
 					i / 10 + 0.01, (i > 9), (i > 9) }'
-			echo "RESULT mode=$w secs=10 setup_s=1 hot_final=1.0 cold_final=0.0" \
-			     "acc_on0=1.0 t50=$t90 t90=$t90 sample_ms=100 p50_us=10 p90_us=20" \
-			     "p99_us=30 max_us=40 nbatch=10 ops=100"
+			result_100ms "$w" 1.0 "$t90"
 			echo "@@RUN-END workload=$w policy=$p rep=1 rc=0 wall=12"
 		done
 	done
@@ -137,9 +143,7 @@ fi
 			echo "@@RUN-BEGIN workload=$w policy=$p rep=1 args=--mode $w"
 			echo "T 0.000 hot_on0=$h cold_on0=0.0 acc_on0=$h ops=100 q_ms=5"
 			echo "T 10.000 hot_on0=$h cold_on0=0.0 acc_on0=$h ops=100 q_ms=5"
-			echo "RESULT mode=$w secs=10 setup_s=1 hot_final=$h cold_final=0.0" \
-			     "acc_on0=$h t50=-1 t90=-1 sample_ms=100 p50_us=10 p90_us=20" \
-			     "p99_us=30 max_us=40 nbatch=10 ops=100 work_stime=0.1"
+			result_100ms "$w" "$h" -1 work_stime=0.1
 			echo "@@CPU kmmscand $cpu"
 			[ $p/$w = kmmscand/zipf ] &&
 				echo "@@VMSTALL watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kmmscand_migrat:34]"
