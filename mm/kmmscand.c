@@ -44,7 +44,6 @@
 #include <linux/slab.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
-#include <linux/xarray.h>
 
 #include <asm/tlbflush.h>
 
@@ -65,9 +64,7 @@ static struct kmmscand_walk kmmscand_walk_state;
 /* Forget everything about an mm that opted out; it restarts from scratch. */
 static void kmmscand_slot_reset(struct kmmscand_mm_slot *ms)
 {
-	xa_destroy(&ms->history);
-	ms->nr_history = 0;
-	xa_destroy(&ms->slow_tables);
+	kmmscand_history_free(ms);
 	ms->in_pass = false;
 	ms->cursor = 0;
 	ms->cand_cur = 0;
@@ -93,9 +90,8 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	unsigned int pmax = READ_ONCE(kmmscand_scan_period_max_ms);
 	unsigned long now = jiffies;
 
-	ms->nr_history -= kmmscand_xa_sweep(&ms->history, ms->seq);
+	kmmscand_history_sweep(ms);
 	if (!ms->quick) {
-		kmmscand_xa_sweep(&ms->slow_tables, ms->seq);
 		ms->period_ms = kmmscand_next_period(ms->period_ms, ms->cand_last,
 						     ms->cand_cur, ms->warm,
 						     pmin, pmax);
@@ -117,7 +113,7 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	ms->next_scan = ms->next_full;
 	/* Confirm what this pass found young, and watch slow-tier tables. */
 	if (ms->warm || ms->cand_cur ||
-	    (ms->watch && !xa_empty(&ms->slow_tables)))
+	    (ms->watch && ms->nr_tables))
 		ms->next_scan = min_t(unsigned long, ms->next_scan,
 				      now + msecs_to_jiffies(pmin));
 	if (!ms->quick) {
@@ -399,9 +395,13 @@ static int __init kmmscand_init(void)
 	if (err)
 		goto err_off;
 
-	err = kmmscand_migrate_init();
+	err = kmmscand_history_init();
 	if (err)
 		goto err_cache;
+
+	err = kmmscand_migrate_init();
+	if (err)
+		goto err_history;
 
 	err = kmmscand_sysfs_init();
 	if (err)
@@ -421,6 +421,8 @@ err_sysfs:
 	kmmscand_sysfs_exit();
 err_migrate:
 	kmmscand_migrate_exit();
+err_history:
+	kmmscand_history_exit();
 err_cache:
 	kmmscand_registry_free();
 err_off:

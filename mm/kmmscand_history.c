@@ -7,103 +7,301 @@
  * kmmscand_is_hot() in mm/kmmscand_policy.h): it is queued for promotion
  * to its target node (mm/kmmscand_target.c).
  *
- * Only slow-tier pages that were seen young within the last N passes have
- * an entry: an xa_mk_value() in the per-mm xarray, indexed by virtual page
- * number (a PMD-mapped THP uses the index of its first page).  Bits 0..7
- * hold the history, bits 8..15 the low byte of the pass number that last
- * touched the entry; entries not touched by a complete pass (unmapped,
- * swapped out, VMA no longer eligible) are erased at the end of that pass,
- * and an entry whose history decays to 0 is erased at once.  So the
- * xarray only ever holds pages that were young in the last N passes.
+ * The memory is one record per PTE table (2 MB on x86) that held slow-tier
+ * pages, in an rbtree per mm by address (struct kmmscand_table): the pass
+ * that last visited the table, the last pass that found slow-tier pages in
+ * it, how long it has been idle, and, only while one of its pages was
+ * young in the last N visits, N bitmaps of one bit per page of the table
+ * (64 bytes each), one per visit.  A page's history is its bit in each of
+ * them.  A table is handed over in fragments when two VMAs share it or
+ * when a visit runs out of budget in it: each fragment writes the bits of
+ * its own pages into the bitmap of the pass, so the record of a pass is
+ * what all of its fragments saw.  A full pass that found no slow-tier page
+ * in a table drops its record; quick passes visit only tables that have
+ * one.
  *
- * Cost: an entry is one 8-byte slot in an xa_node of 64 slots (576 bytes
- * on 64-bit), i.e. about 9 bytes per tracked page when young pages are
- * dense, up to 576 bytes for an isolated one.  An mm tracks at most
- * KMMSCAND_HIST_MAX pages (4 GB of young 4 KB pages); past that, pages
- * seen young for the first time are not tracked until entries decay, so
- * the history of one mm never exceeds about 9 MB when dense.
+ * Cost, on 64-bit with 4 KB pages: a record is 56 bytes, and its bitmaps
+ * are N * 64 bytes (kmalloc'ed; 128 bytes for the default N = 2, 512 for
+ * N = 8), so a table costs at most 56 + N * 64 bytes, about 0.36 byte per
+ * page of the table for N = 2 and 1.1 for N = 8, whatever the layout of the
+ * young pages in it.  Where tables hold few slow-tier pages, the budget
+ * does the bounding: an mm keeps at most one byte per slow-tier page it
+ * maps, or KMMSCAND_HIST_FLOOR if more (kmmscand_hist_budget()); past
+ * that, tables are not tracked until records go.  All of it is charged to
+ * the mm's memory cgroup, given back to the history shrinker under memory
+ * pressure (the pages just need to be seen young again), and freed in
+ * process context without interrupts disabled.
  */
 
+#include <linux/bitmap.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
-#include <linux/xarray.h>
+#include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
 
 #include "kmmscand_internal.h"
 #include "kmmscand_policy.h"
 
 #include <trace/events/kmmscand.h>
 
-#define KMMSCAND_HIST_MAX	BIT(20)
-#define KMMSCAND_HIST_MASK	0xffUL
-#define KMMSCAND_SEQ_SHIFT	8
-#define KMMSCAND_SEQ_MASK	0xffUL
+static struct shrinker *kmmscand_hist_shrinker __ro_after_init;
 
-static unsigned long kmmscand_hist_val(unsigned int hist, u8 seq)
+static unsigned long *kmmscand_plane(const struct kmmscand_table *t,
+				     unsigned int i)
 {
-	return (hist & KMMSCAND_HIST_MASK) |
-	       ((unsigned long)seq << KMMSCAND_SEQ_SHIFT);
+	return t->planes + i * KMMSCAND_PLANE_LONGS;
 }
 
-/* Store @hist for @idx, or erase the entry when it decayed to 0. */
-static void kmmscand_hist_store(struct kmmscand_mm_slot *ms,
-				unsigned long idx, unsigned int hist)
+static void kmmscand_charge(struct kmmscand_mm_slot *ms, long bytes)
 {
-	void *old;
-
-	if (!hist) {
-		if (xa_erase(&ms->history, idx))
-			ms->nr_history--;
-		return;
-	}
-	/* Under the PTL: no sleeping allocation; losing history is harmless. */
-	old = xa_store(&ms->history, idx,
-		       xa_mk_value(kmmscand_hist_val(hist, ms->seq)),
-		       GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
-	if (!old)
-		ms->nr_history++;
+	ms->hist_bytes += bytes;
+	atomic_long_add(bytes, &kmmscand_hist_total);
 }
 
-/*
- * Whether a page with history @entry (NULL: none) found @young needs an
- * entry: pages never seen young need none, and an mm at KMMSCAND_HIST_MAX
- * entries takes no new page until older ones decay.
- */
-static bool kmmscand_hist_track(const struct kmmscand_mm_slot *ms,
-				const void *entry, bool young)
+/* May @ms take @bytes more of history? */
+static bool kmmscand_hist_room(const struct kmmscand_mm_slot *ms,
+			       size_t bytes)
 {
-	if (entry)
-		return true;
-	return young && ms->nr_history < KMMSCAND_HIST_MAX;
+	return ms->hist_bytes + bytes <=
+	       kmmscand_hist_budget(ms->slow_pages_last, ms->slow_pages);
 }
 
 /**
- * kmmscand_age_range - age the history of pages under a skipped PTE table
+ * kmmscand_history_bytes - the memory the history of every mm uses
+ *
+ * Context: any.
+ *
+ * Return: bytes.
+ */
+unsigned long kmmscand_history_bytes(void)
+{
+	long bytes = atomic_long_read(&kmmscand_hist_total);
+
+	return bytes > 0 ? bytes : 0;
+}
+
+static struct kmmscand_table *kmmscand_table_find(struct kmmscand_mm_slot *ms,
+						  unsigned long idx)
+{
+	struct rb_node *node = ms->tables.rb_node;
+
+	while (node) {
+		struct kmmscand_table *t =
+			rb_entry(node, struct kmmscand_table, node);
+
+		if (idx < t->idx)
+			node = node->rb_left;
+		else if (idx > t->idx)
+			node = node->rb_right;
+		else
+			return t;
+	}
+	return NULL;
+}
+
+/* A record for table @idx, which has none; NULL if over budget or no memory. */
+static struct kmmscand_table *kmmscand_table_new(struct kmmscand_mm_slot *ms,
+						 unsigned long idx)
+{
+	struct rb_node **link = &ms->tables.rb_node, *parent = NULL;
+	struct kmmscand_table *t;
+
+	if (!kmmscand_hist_room(ms, kmmscand_table_size()))
+		return NULL;
+	while (*link) {
+		parent = *link;
+		t = rb_entry(parent, struct kmmscand_table, node);
+		link = idx < t->idx ? &parent->rb_left : &parent->rb_right;
+	}
+	/*
+	 * Under the PTL: no sleeping allocation; losing history is harmless.
+	 * Charged to the mm's memcg, which the scanner makes the active one
+	 * for the visit.
+	 */
+	t = kzalloc(sizeof(*t), GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+	if (!t)
+		return NULL;
+	t->idx = idx;
+	t->seq = ms->seq;
+	t->slow_seq = ms->seq;
+	rb_link_node(&t->node, parent, link);
+	rb_insert_color(&t->node, &ms->tables);
+	ms->nr_tables++;
+	atomic_long_inc(&kmmscand_tables_total);
+	kmmscand_charge(ms, kmmscand_table_size());
+	return t;
+}
+
+static void kmmscand_planes_free(struct kmmscand_mm_slot *ms,
+				 struct kmmscand_table *t)
+{
+	if (!t->planes)
+		return;
+	kfree(t->planes);
+	t->planes = NULL;
+	kmmscand_charge(ms, -(long)kmmscand_planes_size(t->n));
+}
+
+static void kmmscand_table_drop(struct kmmscand_mm_slot *ms,
+				struct kmmscand_table *t)
+{
+	rb_erase(&t->node, &ms->tables);
+	kmmscand_planes_free(ms, t);
+	kfree(t);
+	ms->nr_tables--;
+	atomic_long_dec(&kmmscand_tables_total);
+	kmmscand_charge(ms, -(long)kmmscand_table_size());
+}
+
+/*
+ * Bring a record to the pass in progress: the passes since its last visit
+ * did not see its pages young, and its last visit decides how idle it is.
+ */
+static void kmmscand_table_advance(struct kmmscand_walk *w,
+				   struct kmmscand_table *t)
+{
+	struct kmmscand_mm_slot *ms = w->ms;
+	unsigned int d = ms->seq - t->seq, k;
+
+	if (!d)
+		return;
+	if (t->flags & KMMSCAND_T_YOUNG)
+		t->idle = 0;
+	else if ((t->flags & KMMSCAND_T_MAPPED) && t->idle < KMMSCAND_IDLE_MAX)
+		t->idle++;
+	t->flags = 0;
+	t->seq = ms->seq;
+	if (!t->planes)
+		return;
+	if (t->n != w->hist_n) {
+		/* hot_history changed: start over. */
+		kmmscand_planes_free(ms, t);
+		return;
+	}
+	if (d > t->n) {
+		bitmap_zero(t->planes, t->n * PTRS_PER_PTE);
+		return;
+	}
+	/* Clear the passes that did not visit; keep the oldest one in place. */
+	for (k = 1; k < d; k++)
+		bitmap_zero(kmmscand_plane(t, (t->head + k) % t->n),
+			    PTRS_PER_PTE);
+	t->head = (t->head + d) % t->n;
+}
+
+/*
+ * The history of page @bit of table @t before the pass in progress, bit 0
+ * = the last visit, as kmmscand_history_update() builds it.
+ */
+static unsigned int kmmscand_table_hist(const struct kmmscand_table *t,
+					unsigned int bit)
+{
+	unsigned int j, hist = 0;
+
+	if (!t || !t->planes)
+		return 0;
+	for (j = 1; j <= t->n; j++)
+		if (test_bit(bit, kmmscand_plane(t, (t->head + t->n - j) % t->n)))
+			hist |= 1U << (j - 1);
+	return hist;
+}
+
+/* The record of the table that maps @addr, brought to this pass, or NULL. */
+static struct kmmscand_table *kmmscand_table_cur(struct kmmscand_walk *w,
+						 unsigned long addr)
+{
+	unsigned long idx = addr >> PMD_SHIFT;
+
+	if (w->tbl_idx != idx) {
+		w->tbl_idx = idx;
+		w->tbl = kmmscand_table_find(w->ms, idx);
+		if (w->tbl)
+			kmmscand_table_advance(w, w->tbl);
+	}
+	return w->tbl;
+}
+
+/**
+ * kmmscand_table_skip - may this pass leave a PTE table alone?
+ * @w: the walk in progress
+ * @addr: an address in the table
+ *
+ * A quick pass visits only the tables that have a record (they held
+ * slow-tier pages in the last full pass).  Any pass visits an idle table
+ * (see kmmscand_table_interval()) only in its turn, unless a young
+ * slow-tier page was found since its last visit in another idle table of
+ * the mm: a hot set that moved is looked for everywhere.  A table skipped
+ * for being idle keeps its record.
+ *
+ * Context: the scanner thread, under mmap_read_lock().
+ *
+ * Return: true if the walk should not look at the table.
+ */
+bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr)
+{
+	struct kmmscand_mm_slot *ms = w->ms;
+	struct kmmscand_table *t = kmmscand_table_find(ms, addr >> PMD_SHIFT);
+	unsigned int idle;
+
+	if (!t)
+		return w->quick;
+	/* Visited in this pass already (another fragment), or woken. */
+	if (t->seq == ms->seq || (int)(t->seq - ms->wake_seq) <= 0)
+		return false;
+	idle = t->idle;
+	if (t->flags & KMMSCAND_T_YOUNG)
+		idle = 0;
+	else if (t->flags & KMMSCAND_T_MAPPED)
+		idle++;
+	if (kmmscand_table_due(ms->seq, t->idx, idle))
+		return false;
+	/* Still a slow-tier table as far as we know. */
+	t->slow_seq = ms->seq;
+	return true;
+}
+
+/**
+ * kmmscand_table_slow - did a PTE table hold slow-tier pages?
+ * @w: the walk in progress
+ * @addr: an address in the table
+ *
+ * For a table skipped without being mapped (kmmscand_age_range()).
+ *
+ * Context: the scanner thread, under mmap_read_lock().
+ *
+ * Return: true if the table has a record.
+ */
+bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr)
+{
+	return kmmscand_table_cur(w, addr);
+}
+
+/**
+ * kmmscand_age_range - note a PTE table skipped for its PMD Accessed bit
  * @w: the walk in progress
  * @start: first address of the table's range
  * @end: end of the range
  *
- * Shifts an idle pass into every history entry of [@start, @end): a PTE
- * table skipped because its PMD Accessed bit stayed clear.  That is only
- * right because the bit is reliable: kmmscand_visit() flushes the TLB
- * after clearing PMD Accessed bits, so no CPU keeps translating through a
- * cached copy of the entry without setting the bit again.
+ * No page of the table was used since the last full pass: the visit finds
+ * none of them young (kmmscand_note_table() writes the empty bitmap).
+ * That is only right because the bit is reliable: kmmscand_visit()
+ * flushes the TLB after clearing PMD Accessed bits, so no CPU keeps
+ * translating through a cached copy of the entry without setting the bit
+ * again.  Such a table costs one load per pass, so it is never idle: the
+ * next pass that finds the bit set maps it at once.
  *
  * Context: the scanner thread, under mmap_read_lock().
  */
 void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
 			unsigned long end)
 {
-	struct kmmscand_mm_slot *ms = w->ms;
-	unsigned long idx;
-	void *entry;
+	struct kmmscand_table *t = kmmscand_table_cur(w, start);
 
-	xa_for_each_range(&ms->history, idx, entry, start >> PAGE_SHIFT,
-			  (end >> PAGE_SHIFT) - 1) {
-		unsigned int hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
-
-		kmmscand_hist_store(ms, idx,
-				    kmmscand_history_update(hist, false, w->hist_n));
-	}
+	w->tbl_skipped = true;
+	if (t)
+		t->idle = 0;
 }
 
 /**
@@ -114,8 +312,9 @@ void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
  * @nr: the pages the mapping covers
  * @young: whether its Accessed bit was set
  *
- * Updates the page's history and queues the folio for promotion when the
- * history makes it hot.  A full queue stops the walk (@w->queue_full).
+ * Queues the folio for promotion when its history makes it hot, and marks
+ * it in the young bitmap of the fragment (kmmscand_note_table() stores
+ * it).  A full queue stops the walk (@w->queue_full).
  *
  * Context: the scanner thread, under the page table lock, so the folio is
  * stable and mapped.
@@ -124,19 +323,20 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 		      unsigned long addr, unsigned int nr, bool young)
 {
 	struct kmmscand_mm_slot *ms = w->ms;
-	unsigned long idx = addr >> PAGE_SHIFT;
-	unsigned int hist = 0, nhist;
+	unsigned int bit = (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
+	struct kmmscand_table *t = kmmscand_table_cur(w, addr);
+	unsigned int hist = kmmscand_table_hist(t, bit), nhist;
 	int nid = folio_nid(folio);
-	void *entry;
 	int target;
 
-	entry = xa_load(&ms->history, idx);
-	if (!kmmscand_hist_track(ms, entry, young))
+	ms->slow_pages += nr;
+	if (!young && !hist)
 		return;
-	if (entry)
-		hist = xa_to_value(entry) & KMMSCAND_HIST_MASK;
-	else
-		w->warm++;
+	if (young) {
+		w->frag_young = true;
+		if (!hist)
+			w->warm++;
+	}
 	nhist = kmmscand_history_update(hist, young, w->hist_n);
 
 	if (young && folio != w->last_queued &&
@@ -168,58 +368,198 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 						      KMMSCAND_DROP_FULL);
 		}
 	}
-	if (nhist != hist || entry)
-		kmmscand_hist_store(ms, idx, nhist);
+	if (nhist & 1) {
+		__set_bit(bit, w->young_map);
+	} else if (young && t && t->planes) {
+		/* Counted as a candidate without being queued: start over. */
+		unsigned int i;
+
+		for (i = 0; i < t->n; i++)
+			__clear_bit(bit, kmmscand_plane(t, i));
+	}
 	kmmscand_record_abit(folio, nhist, w->hist_n);
 }
 
 /**
- * kmmscand_note_table - remember whether a PTE table held slow-tier pages
- * @w: the walk in progress, @w->slow_seen set for the table
- * @addr: an address in the table (or THP)
+ * kmmscand_note_table - store what a fragment of a PTE table showed
+ * @w: the walk in progress, @w->slow_seen set if the fragment held
+ *	slow-tier pages
+ * @start: first address of the fragment
+ * @end: its end, within the same table
  *
- * For the quick passes, which only look at such tables.
+ * Writes the young bitmap of the fragment into the table's bitmap of this
+ * pass, stamps the table as holding slow-tier pages if this fragment did,
+ * and never undoes what another fragment of the table stored in this
+ * pass: a table shared by two VMAs, or cut by the end of a visit's
+ * budget, is recorded as the sum of its fragments.
  *
  * Context: the scanner thread, under mmap_read_lock().
  */
-void kmmscand_note_table(struct kmmscand_walk *w, unsigned long addr)
+void kmmscand_note_table(struct kmmscand_walk *w, unsigned long start,
+			 unsigned long end)
 {
-	struct xarray *xa = &w->ms->slow_tables;
-	unsigned long idx = addr >> PMD_SHIFT;
+	struct kmmscand_mm_slot *ms = w->ms;
+	struct kmmscand_table *t = kmmscand_table_cur(w, start);
+	bool young = !bitmap_empty(w->young_map, PTRS_PER_PTE);
+	unsigned int first = (start >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
+	unsigned int nbits = (end - start) >> PAGE_SHIFT;
+	unsigned long *cur;
 
-	if (!w->slow_seen) {
-		if (xa_load(xa, idx))
-			xa_erase(xa, idx);
-		return;
+	if (!t && (w->slow_seen || young)) {
+		t = kmmscand_table_new(ms, start >> PMD_SHIFT);
+		w->tbl = t;
 	}
-	/* Stamped like a history entry, for kmmscand_xa_sweep(). */
-	xa_store(xa, idx, xa_mk_value(kmmscand_hist_val(1, w->ms->seq)),
-		 GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+	if (!t)
+		goto out;
+	if (w->slow_seen)
+		t->slow_seq = ms->seq;
+	if (!w->tbl_skipped)
+		t->flags |= KMMSCAND_T_MAPPED;
+	if (w->frag_young) {
+		/* An idle table has young pages again: look everywhere. */
+		if (t->idle >= KMMSCAND_IDLE_GRACE)
+			ms->wake_seq = ms->seq;
+		t->flags |= KMMSCAND_T_YOUNG;
+		t->idle = 0;
+	}
+	if (young && !t->planes &&
+	    kmmscand_hist_room(ms, kmmscand_planes_size(w->hist_n))) {
+		t->planes = kzalloc(w->hist_n * KMMSCAND_PLANE_BYTES,
+				    GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT);
+		if (t->planes) {
+			t->n = w->hist_n;
+			t->head = 0;
+			kmmscand_charge(ms, kmmscand_planes_size(t->n));
+		}
+	}
+	if (t->planes) {
+		cur = kmmscand_plane(t, t->head);
+		bitmap_clear(cur, first,
+			     min_t(unsigned int, nbits, PTRS_PER_PTE - first));
+		bitmap_or(cur, cur, w->young_map, PTRS_PER_PTE);
+		if (bitmap_empty(t->planes, t->n * PTRS_PER_PTE))
+			kmmscand_planes_free(ms, t);
+	}
+out:
+	if (young)
+		bitmap_zero(w->young_map, PTRS_PER_PTE);
+	w->frag_young = false;
+	w->tbl_skipped = false;
 }
 
 /**
- * kmmscand_xa_sweep - forget what the last pass did not see again
- * @xa: an mm's history or table record
- * @seq: the stamp of the pass that ended
+ * kmmscand_history_sweep - a pass over an mm ended
+ * @ms: the mm's slot
  *
- * Erases the entries of @xa whose pass stamp is not @seq.
+ * After a full pass, drops the records of the tables in which it found no
+ * slow-tier page (unmapped, promoted, VMA no longer eligible), and takes
+ * the slow-tier pages it counted as the mm's budget for the next passes.
  *
- * Context: the scanner thread; may sleep.
- *
- * Return: the number of entries erased.
+ * Context: the scanner thread, on @ms; may sleep.
  */
-unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq)
+void kmmscand_history_sweep(struct kmmscand_mm_slot *ms)
 {
-	unsigned long idx, erased = 0;
-	void *entry;
+	struct rb_node *node, *next;
 
-	xa_for_each(xa, idx, entry) {
-		if (((xa_to_value(entry) >> KMMSCAND_SEQ_SHIFT) &
-		     KMMSCAND_SEQ_MASK) != seq && xa_erase(xa, idx))
-			erased++;
-		cond_resched();
+	if (!ms->quick) {
+		for (node = rb_first(&ms->tables); node; node = next) {
+			struct kmmscand_table *t =
+				rb_entry(node, struct kmmscand_table, node);
+
+			next = rb_next(node);
+			if (t->slow_seq != ms->seq)
+				kmmscand_table_drop(ms, t);
+			cond_resched();
+		}
+		ms->slow_pages_last = ms->slow_pages;
 	}
-	return erased;
+	ms->slow_pages = 0;
+}
+
+/**
+ * kmmscand_history_free - forget the history of an mm
+ * @ms: the mm's slot, which the scanner is on or which left the registry
+ *
+ * Context: process context, no spinlock held; may sleep.
+ */
+void kmmscand_history_free(struct kmmscand_mm_slot *ms)
+{
+	kmmscand_tables_free(&ms->tables);
+	ms->nr_tables = 0;
+	ms->hist_bytes = 0;
+}
+
+static unsigned long kmmscand_hist_count(struct shrinker *shrink,
+					 struct shrink_control *sc)
+{
+	long nr = atomic_long_read(&kmmscand_tables_total);
+
+	return nr > 0 ? nr : SHRINK_EMPTY;
+}
+
+/*
+ * Memory is short: free the records of whole mms, except the one the
+ * scanner is on.  Their pages only need to be seen young again.
+ */
+static unsigned long kmmscand_hist_scan(struct shrinker *shrink,
+					struct shrink_control *sc)
+{
+	unsigned long freed = 0;
+
+	while (freed < sc->nr_to_scan) {
+		struct rb_root root = RB_ROOT;
+		struct kmmscand_mm_slot *ms;
+		struct mm_slot *slot;
+		unsigned long nr = 0;
+
+		spin_lock(&kmmscand_mm_lock);
+		list_for_each_entry(slot, &kmmscand_scan.mm_head, mm_node) {
+			ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+			if (ms == kmmscand_scan.mm_slot || !ms->nr_tables)
+				continue;
+			root = ms->tables;
+			nr = ms->nr_tables;
+			ms->tables = RB_ROOT;
+			ms->nr_tables = 0;
+			ms->hist_bytes = 0;
+			break;
+		}
+		spin_unlock(&kmmscand_mm_lock);
+		if (!nr)
+			break;
+		kmmscand_tables_free(&root);
+		freed += nr;
+	}
+	return freed ?: SHRINK_STOP;
+}
+
+/**
+ * kmmscand_history_init - register the shrinker of the history
+ *
+ * Context: process context, at boot; sleeps.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int __init kmmscand_history_init(void)
+{
+	kmmscand_hist_shrinker = shrinker_alloc(0, "kmmscand-history");
+	if (!kmmscand_hist_shrinker)
+		return -ENOMEM;
+	kmmscand_hist_shrinker->count_objects = kmmscand_hist_count;
+	kmmscand_hist_shrinker->scan_objects = kmmscand_hist_scan;
+	shrinker_register(kmmscand_hist_shrinker);
+	return 0;
+}
+
+/**
+ * kmmscand_history_exit - undo kmmscand_history_init()
+ *
+ * Context: process context, at boot, before any mm was registered.
+ */
+void __init kmmscand_history_exit(void)
+{
+	shrinker_free(kmmscand_hist_shrinker);
+	kmmscand_hist_shrinker = NULL;
 }
 
 #include "tests/kmmscand-kunit.h"

@@ -31,10 +31,14 @@
 #ifndef _MM_KMMSCAND_INTERNAL_H
 #define _MM_KMMSCAND_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/jump_label.h>
 #include <linux/kmmscand.h>	/* enum kmmscand_drop_reason, _source */
 #include <linux/nodemask.h>
+#include <linux/pgtable.h>
+#include <linux/rbtree_types.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -72,12 +76,64 @@ static inline bool kmmscand_source_on(enum kmmscand_source src)
 /* Largest migrate_batch, in folios (and pages). */
 #define KMMSCAND_BATCH_MAX	4096
 
+/* One young bitmap: a bit per page of a PTE table. */
+#define KMMSCAND_PLANE_LONGS	BITS_TO_LONGS(PTRS_PER_PTE)
+#define KMMSCAND_PLANE_BYTES	(KMMSCAND_PLANE_LONGS * sizeof(unsigned long))
+
+/**
+ * struct kmmscand_table - what the scanner knows of one PTE table
+ * @node: in the mm's kmmscand_mm_slot.tables, ordered by @idx
+ * @idx: the table's address >> PMD_SHIFT
+ * @planes: NULL, or @n bitmaps of PTRS_PER_PTE bits, one per visit: the
+ *	pages of the table found young in that visit
+ * @seq: the last pass that visited the table; @planes[@head] is its bitmap,
+ *	@planes[@head - 1] the one of the visit before (modulo @n), ...
+ * @slow_seq: the last pass that found slow-tier pages in the table
+ * @n: bitmaps in @planes
+ * @head: see @seq
+ * @idle: visits in a row that examined the PTEs and found no young
+ *	slow-tier page, up to KMMSCAND_IDLE_MAX
+ * @flags: KMMSCAND_T_* of the visit in pass @seq
+ *
+ * Made and used by mm/kmmscand_history.c; both are kmalloc()ed, so that
+ * the registry can free the records of an mm that goes away
+ * (kmmscand_tables_free()).  While pass @seq visits the table, the bitmap
+ * of that pass is written only at the end of each fragment
+ * (kmmscand_note_table()): until then @planes[@head] still holds the
+ * oldest visit, the last bit of a page's history before the pass.
+ */
+struct kmmscand_table {
+	struct rb_node node;
+	unsigned long idx;
+	unsigned long *planes;
+	unsigned int seq;
+	unsigned int slow_seq;
+	u8 n;
+	u8 head;
+	u8 idle;
+	u8 flags;
+};
+
+#define KMMSCAND_T_MAPPED	BIT(0)	/* the PTEs were examined */
+#define KMMSCAND_T_YOUNG	BIT(1)	/* a young slow-tier page was found */
+
+/* Bytes a table record and its @n bitmaps take. */
+static inline size_t kmmscand_table_size(void)
+{
+	return kmalloc_size_roundup(sizeof(struct kmmscand_table));
+}
+
+static inline size_t kmmscand_planes_size(unsigned int n)
+{
+	return kmalloc_size_roundup(n * KMMSCAND_PLANE_BYTES);
+}
+
 /**
  * struct kmmscand_mm_slot - kmmscand state of one registered mm
  * @slot: hash lookup from mm to mm_slot (embeds the list node)
  * @next_scan: jiffies at which the next pass may start
  * @next_full: jiffies at which the next full pass is due; passes before
- *	it are quick ones, over @slow_tables only
+ *	it are quick ones, over the tables in @tables only
  * @cursor: page-aligned address where the next visit continues, valid
  *	while @in_pass
  * @in_pass: a pass has started and not ended yet
@@ -87,7 +143,7 @@ static inline bool kmmscand_source_on(enum kmmscand_source src)
  * @period_ms: current scan period (adaptive)
  * @budget: PTE slots examined per visit at most (adaptive)
  * @passes: complete passes so far
- * @seq: low byte of the pass number, stamped into history entries
+ * @seq: the pass number (wrapping), stamped into the table records
  * @cand_last: candidates found in the previous complete pass (X)
  * @cand_cur: candidates found in the pass in progress (Y)
  * @scanned: PTEs and THPs examined in the pass in progress
@@ -97,10 +153,15 @@ static inline bool kmmscand_source_on(enum kmmscand_source src)
  *	progress (no history yet): a confirming pass should follow soon
  * @footprint: pages per node, [0, nr_node_ids) = pass in progress,
  *	[nr_node_ids, 2 * nr_node_ids) = last complete pass
- * @history: per-page access history (see mm/kmmscand_history.c)
- * @nr_history: entries in @history
- * @slow_tables: PTE tables (and THPs) that held slow-tier pages, indexed by
- *	address >> PMD_SHIFT, stamped like @history
+ * @tables: one record per PTE table (or PMD-mapped THP) that held
+ *	slow-tier pages, with the access history of its pages, by address
+ *	(see mm/kmmscand_history.c)
+ * @nr_tables: records in @tables
+ * @hist_bytes: bytes of memory the records in @tables use
+ * @slow_pages: slow-tier pages examined in the pass in progress
+ * @slow_pages_last: slow-tier pages examined in the last complete full pass
+ * @wake_seq: the last pass that found a young slow-tier page in a table
+ *	that was backing off; tables not visited since are visited again
  * @backoff_nid: target node that kept failing for this mm
  * @backoff_until: jiffies until which @backoff_nid is not used
  * @fail_streak: failed promotion batches towards @backoff_nid, each less
@@ -112,7 +173,9 @@ static inline bool kmmscand_source_on(enum kmmscand_source src)
  * Everything except the @backoff_* and @fail_* fields belongs to the
  * scanner thread; those four are written for the migrator, by
  * kmmscand_target_failed() under kmmscand_mm_lock, and read locklessly by
- * the scanner.
+ * the scanner.  The history shrinker may take @tables (with @nr_tables
+ * and @hist_bytes) away under kmmscand_mm_lock from a slot the scanner
+ * is not on (kmmscand_scan.mm_slot).
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -125,7 +188,7 @@ struct kmmscand_mm_slot {
 	unsigned int period_ms;
 	unsigned int budget;
 	unsigned long passes;
-	u8 seq;
+	unsigned int seq;
 	unsigned long cand_last;
 	unsigned long cand_cur;
 	unsigned long scanned;
@@ -133,9 +196,12 @@ struct kmmscand_mm_slot {
 	unsigned long young;
 	unsigned long warm;
 	unsigned long *footprint;
-	struct xarray history;
-	unsigned long nr_history;
-	struct xarray slow_tables;
+	struct rb_root tables;
+	unsigned long nr_tables;
+	unsigned long hist_bytes;
+	unsigned long slow_pages;
+	unsigned long slow_pages_last;
+	unsigned int wake_seq;
 	int backoff_nid;
 	unsigned long backoff_until;
 	unsigned int fail_streak;
@@ -168,6 +234,10 @@ void kmmscand_registry_open(void);
 bool kmmscand_have_slow_tier(void);
 struct kmmscand_mm_slot *kmmscand_slot_lookup(struct mm_struct *mm);
 bool kmmscand_collect(struct kmmscand_mm_slot *ms);
+/* Bytes and records of history of every mm (mm/kmmscand_history.c). */
+extern atomic_long_t kmmscand_hist_total;
+extern atomic_long_t kmmscand_tables_total;
+void kmmscand_tables_free(struct rb_root *root);
 void kmmscand_release(struct kmmscand_mm_slot *ms);
 void kmmscand_register_all(void);
 
@@ -186,6 +256,8 @@ struct kmmscand_walk {
 	bool queue_full;		/* the migrator's queue is full: stop */
 	bool pmd_cleared;		/* non-leaf PMD A bits were cleared */
 	bool owner_mof;			/* owner's task policy allows moving */
+	bool frag_young;		/* a young slow-tier page in the table */
+	bool tbl_skipped;		/* the table was skipped unmapped */
 	int target_override;
 	nodemask_t toptier;		/* top-tier nodes with memory */
 	nodemask_t ample;		/* top-tier nodes with room to spare */
@@ -193,6 +265,10 @@ struct kmmscand_walk {
 	nodemask_t owner_allowed;	/* cpuset and task policy of the owner */
 	nodemask_t allowed;		/* the above & policy of the VMA */
 	struct folio *last_queued;	/* dedup PTE-mapped large folios */
+	struct kmmscand_table *tbl;	/* record of the table being examined */
+	unsigned long tbl_idx;		/* its address >> PMD_SHIFT, or ULONG_MAX */
+	/* The pages of that table found young in this fragment of it. */
+	unsigned long young_map[BITS_TO_LONGS(PTRS_PER_PTE)];
 	unsigned int nr_spans;		/* see kmmscand_prepare_spans() */
 	struct {
 		unsigned long start, end;
@@ -321,12 +397,19 @@ static inline void kmmscand_record_abit(struct folio *folio,
 }
 
 /* History (mm/kmmscand_history.c). */
+int kmmscand_history_init(void);
+void kmmscand_history_exit(void);
+unsigned long kmmscand_history_bytes(void);
+bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr);
+bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr);
 void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
 			unsigned long end);
 void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 		      unsigned long addr, unsigned int nr, bool young);
-void kmmscand_note_table(struct kmmscand_walk *w, unsigned long addr);
-unsigned long kmmscand_xa_sweep(struct xarray *xa, u8 seq);
+void kmmscand_note_table(struct kmmscand_walk *w, unsigned long start,
+			 unsigned long end);
+void kmmscand_history_sweep(struct kmmscand_mm_slot *ms);
+void kmmscand_history_free(struct kmmscand_mm_slot *ms);
 
 /* Page-table walk (mm/kmmscand_walk.c). */
 extern const struct mm_walk_ops kmmscand_walk_ops;

@@ -19,6 +19,7 @@
 #include <linux/memory-tiers.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/rbtree.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -62,10 +63,42 @@ static bool kmmscand_ready __read_mostly;
 
 DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
 
+atomic_long_t kmmscand_hist_total = ATOMIC_LONG_INIT(0);
+atomic_long_t kmmscand_tables_total = ATOMIC_LONG_INIT(0);
+
+/**
+ * kmmscand_tables_free - free the table records of an mm
+ * @root: records that nobody else can reach any more (see struct
+ *	kmmscand_table); left empty
+ *
+ * One record at a time, with interrupts on and rescheduling between them:
+ * a large sparse mm may have many.
+ *
+ * Context: process context, no spinlock held; may sleep.
+ */
+void kmmscand_tables_free(struct rb_root *root)
+{
+	struct kmmscand_table *t, *tmp;
+	long bytes = 0, nr = 0;
+
+	rbtree_postorder_for_each_entry_safe(t, tmp, root, node) {
+		if (t->planes) {
+			bytes += kmmscand_planes_size(t->n);
+			kfree(t->planes);
+		}
+		bytes += kmmscand_table_size();
+		nr++;
+		kfree(t);
+		cond_resched();
+	}
+	*root = RB_ROOT;
+	atomic_long_sub(bytes, &kmmscand_hist_total);
+	atomic_long_sub(nr, &kmmscand_tables_total);
+}
+
 static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
 {
-	xa_destroy(&ms->history);
-	xa_destroy(&ms->slow_tables);
+	kmmscand_tables_free(&ms->tables);
 	kfree(ms->footprint);
 	mm_slot_free(kmmscand_slot_cache, ms);
 }
@@ -116,8 +149,7 @@ void __kmmscand_enter(struct mm_struct *mm)
 		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
 		return;
 	}
-	xa_init(&ms->history);
-	xa_init(&ms->slow_tables);
+	ms->tables = RB_ROOT;
 	pmin = READ_ONCE(kmmscand_scan_period_min_ms);
 	period = clamp(KMMSCAND_PERIOD_INIT_MS, pmin,
 		       READ_ONCE(kmmscand_scan_period_max_ms));

@@ -80,6 +80,67 @@ static inline bool kmmscand_is_hot(unsigned int prev, unsigned int history,
 	return kmmscand_history_hot(history, k);
 }
 
+/* Bytes of table records an mm may keep at least (mm/kmmscand_history.c). */
+#define KMMSCAND_HIST_FLOOR	SZ_64K
+
+/**
+ * kmmscand_hist_budget - the bytes of history an mm may keep
+ * @slow_last: slow-tier pages examined in the mm's last complete full pass
+ * @slow_cur: slow-tier pages examined in the pass in progress
+ *
+ * One byte per slow-tier page the mm maps, as its last complete full pass
+ * or the pass in progress counted them, and never less than
+ * KMMSCAND_HIST_FLOOR, so that an mm can be tracked from its first pass.
+ *
+ * Return: the budget in bytes.
+ */
+static inline unsigned long kmmscand_hist_budget(unsigned long slow_last,
+						 unsigned long slow_cur)
+{
+	return max3((unsigned long)KMMSCAND_HIST_FLOOR, slow_last, slow_cur);
+}
+
+/*
+ * Idle tables.  A PTE table that held slow-tier pages and was mapped and
+ * examined in KMMSCAND_IDLE_GRACE visits in a row without a young
+ * slow-tier page is visited only once every 2, 4, ... passes, at most
+ * every 2^KMMSCAND_IDLE_SHIFT_MAX passes, until a visit finds one again.
+ * The passes a table is visited in are spread by its address, so that
+ * every pass visits a share of the idle tables and a hot set that moves
+ * across many tables is seen by the next pass.
+ */
+#define KMMSCAND_IDLE_GRACE	2
+#define KMMSCAND_IDLE_SHIFT_MAX	4
+#define KMMSCAND_IDLE_MAX	(KMMSCAND_IDLE_GRACE + KMMSCAND_IDLE_SHIFT_MAX - 1)
+
+/**
+ * kmmscand_table_interval - passes between two visits of an idle table
+ * @idle: visits in a row that found no young slow-tier page in the table
+ *
+ * Return: 1 (every pass) up to 2^KMMSCAND_IDLE_SHIFT_MAX.
+ */
+static inline unsigned int kmmscand_table_interval(unsigned int idle)
+{
+	if (idle < KMMSCAND_IDLE_GRACE)
+		return 1;
+	return 1U << min(idle - KMMSCAND_IDLE_GRACE + 1,
+			 (unsigned int)KMMSCAND_IDLE_SHIFT_MAX);
+}
+
+/**
+ * kmmscand_table_due - is an idle table visited in this pass?
+ * @seq: the pass number
+ * @idx: the table's address >> PMD_SHIFT
+ * @idle: visits in a row that found no young slow-tier page in the table
+ *
+ * Return: true if the pass visits the table.
+ */
+static inline bool kmmscand_table_due(unsigned int seq, unsigned long idx,
+				      unsigned int idle)
+{
+	return !((seq + idx) & (kmmscand_table_interval(idle) - 1));
+}
+
 /*
  * Per-mm adaptive scan rate.
  *

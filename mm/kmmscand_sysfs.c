@@ -202,7 +202,17 @@ static struct kmmscand_tunable kmmscand_tunables[] = {
 	},
 };
 
-static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 1];
+/* Read only: the memory the access history of every mm takes now. */
+static ssize_t history_bytes_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", kmmscand_history_bytes());
+}
+
+static struct kobj_attribute kmmscand_history_bytes_attr =
+	__ATTR_RO(history_bytes);
+
+static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 2];
 
 static const struct attribute_group kmmscand_attr_group = {
 	.attrs = kmmscand_attrs,
@@ -223,6 +233,7 @@ int __init kmmscand_sysfs_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(kmmscand_tunables); i++)
 		kmmscand_attrs[i] = &kmmscand_tunables[i].attr.attr;
+	kmmscand_attrs[i] = &kmmscand_history_bytes_attr.attr;
 	err = sysfs_create_group(mm_kobj, &kmmscand_attr_group);
 	if (err) {
 		pr_err("failed to register sysfs group: %d\n", err);

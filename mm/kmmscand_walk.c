@@ -27,7 +27,6 @@
 #include <linux/secretmem.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
-#include <linux/xarray.h>
 
 #include <asm/tlbflush.h>
 
@@ -313,8 +312,8 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	cond_resched();
 
-	/* A quick pass only looks at tables that held slow-tier pages. */
-	if (w->quick && !xa_load(&w->ms->slow_tables, addr >> PMD_SHIFT)) {
+	/* Quick passes: tables with slow-tier pages; idle ones in turn. */
+	if (kmmscand_table_skip(w, addr)) {
 		w->budget--;
 		return 0;
 	}
@@ -327,8 +326,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 
 	if (kmmscand_pmd_skip_table(pmd, pmde, addr, next, walk)) {
 		/* Still a slow-tier table as far as we know. */
-		w->slow_seen = !!xa_load(&w->ms->slow_tables,
-					 addr >> PMD_SHIFT);
+		w->slow_seen = kmmscand_table_slow(w, addr);
 		goto out;
 	}
 
@@ -354,11 +352,11 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	w->budget -= min(w->budget, (done - addr) >> PAGE_SHIFT);
 	if (done != next) {
 		w->stop_addr = done;
-		kmmscand_note_table(w, addr);
+		kmmscand_note_table(w, addr, done);
 		return KMMSCAND_WALK_STOP;
 	}
 out:
-	kmmscand_note_table(w, addr);
+	kmmscand_note_table(w, addr, next);
 	if (w->queue_full) {
 		w->stop_addr = next;
 		return KMMSCAND_WALK_STOP;
@@ -442,6 +440,11 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
 	w->target_override = READ_ONCE(kmmscand_target_node);
 	w->last_queued = NULL;
+	w->tbl = NULL;
+	w->tbl_idx = ULONG_MAX;
+	bitmap_zero(w->young_map, PTRS_PER_PTE);
+	w->frag_young = false;
+	w->tbl_skipped = false;
 	w->queue_full = false;
 	w->pmd_cleared = false;
 	w->scanned = 0;

@@ -483,52 +483,294 @@ static struct kmmscand_mm_slot *kt_slot(struct kunit *test)
 						    GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, ms);
-	xa_init(&ms->history);
+	ms->tables = RB_ROOT;
 	return ms;
 }
 
-/* Entries are counted as they come and go, and the sweep keeps the count. */
-static void kmmscand_test_hist_count(struct kunit *test)
+static struct kmmscand_walk *kt_walk(struct kunit *test,
+				     struct kmmscand_mm_slot *ms,
+				     unsigned int n)
 {
-	struct kmmscand_mm_slot *ms = kt_slot(test);
+	struct kmmscand_walk *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
 
-	ms->seq = 1;
-	kmmscand_hist_store(ms, 10, 1);
-	kmmscand_hist_store(ms, 11, 1);
-	kmmscand_hist_store(ms, 10, 3);		/* an update, not a new entry */
-	KUNIT_EXPECT_EQ(test, ms->nr_history, 2UL);
-	kmmscand_hist_store(ms, 11, 0);		/* decayed: erased */
-	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
-	KUNIT_EXPECT_NULL(test, xa_load(&ms->history, 11));
-	kmmscand_hist_store(ms, 12, 0);		/* nothing to erase */
-	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
-
-	/* Pass 2 touches only page 20: the sweep erases page 10. */
-	ms->seq = 2;
-	kmmscand_hist_store(ms, 20, 1);
-	KUNIT_EXPECT_EQ(test, ms->nr_history, 2UL);
-	ms->nr_history -= kmmscand_xa_sweep(&ms->history, ms->seq);
-	KUNIT_EXPECT_EQ(test, ms->nr_history, 1UL);
-	KUNIT_EXPECT_NULL(test, xa_load(&ms->history, 10));
-	KUNIT_EXPECT_NOT_NULL(test, xa_load(&ms->history, 20));
-	xa_destroy(&ms->history);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->ms = ms;
+	w->hist_n = n;
+	w->hot_k = n;
+	w->tbl_idx = ULONG_MAX;
+	return w;
 }
 
-/* Past KMMSCAND_HIST_MAX entries only pages already tracked are updated. */
-static void kmmscand_test_hist_bound(struct kunit *test)
+/* A new pass over the mm. */
+static void kt_pass(struct kmmscand_walk *w, bool quick)
+{
+	w->ms->seq++;
+	w->ms->quick = quick;
+	w->quick = quick;
+	w->tbl_idx = ULONG_MAX;
+}
+
+/* The history of page @bit of the table at @addr before this pass. */
+static unsigned int kt_hist(struct kmmscand_walk *w, unsigned long addr,
+			    unsigned int bit)
+{
+	return kmmscand_table_hist(kmmscand_table_cur(w, addr), bit);
+}
+
+/* A fragment [start, end) of a table: @young page @bit or none (-1). */
+static void kt_frag(struct kmmscand_walk *w, unsigned long start,
+		    unsigned long end, int bit, bool slow)
+{
+	kmmscand_table_cur(w, start);
+	if (bit >= 0) {
+		__set_bit(bit, w->young_map);
+		w->frag_young = true;
+	}
+	w->slow_seen = slow || bit >= 0;
+	kmmscand_note_table(w, start, end);
+}
+
+/*
+ * A page's history in the table records is the one kmmscand_history_update()
+ * builds, pass by pass, with passes that do not visit the table counting
+ * as passes that did not find the page young; so K of N holds.
+ */
+static void kmmscand_test_table_history(struct kunit *test)
+{
+	static const signed char young[] = {
+		1, 0, 1, 1, -1, 1, 0, 0, 0, 1, -1, -1, 1, 1, 1, 0, -1, -1,
+		-1, -1, 1, 0, 1,
+	};
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	const unsigned long t0 = 5UL << PMD_SHIFT;
+	unsigned int n, i, ref;
+
+	for (n = 1; n <= KMMSCAND_HISTORY_MAX; n++) {
+		struct kmmscand_walk *w = kt_walk(test, ms, n);
+
+		ref = 0;
+		for (i = 0; i < ARRAY_SIZE(young); i++) {
+			kt_pass(w, false);
+			if (young[i] < 0) {	/* not visited */
+				ref = kmmscand_history_update(ref, false, n);
+				continue;
+			}
+			KUNIT_EXPECT_EQ_MSG(test, kt_hist(w, t0, 7), ref,
+					    "n %u pass %u", n, i);
+			ref = kmmscand_history_update(ref, young[i], n);
+			kt_frag(w, t0, t0 + PMD_SIZE, young[i] ? 7 : -1, true);
+		}
+		kmmscand_history_free(ms);
+		KUNIT_EXPECT_EQ(test, ms->hist_bytes, 0UL);
+	}
+}
+
+/*
+ * Review item: a table handed over in fragments (two VMAs sharing it, or
+ * a visit that ran out of budget in it) is the sum of its fragments: a
+ * later fragment without slow-tier pages neither erases the table nor
+ * the history of the pages of an earlier one, in either order.
+ */
+static void kmmscand_test_table_fragments(struct kunit *test)
 {
 	struct kmmscand_mm_slot *ms = kt_slot(test);
-	void *entry = xa_mk_value(1);
+	struct kmmscand_walk *w = kt_walk(test, ms, 2);
+	const unsigned long t0 = 9UL << PMD_SHIFT, mid = t0 + PMD_SIZE / 2;
+	unsigned int prev, hist;
 
-	KUNIT_EXPECT_FALSE(test, kmmscand_hist_track(ms, NULL, false));
-	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, NULL, true));
-	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, false));
-	ms->nr_history = KMMSCAND_HIST_MAX - 1;
-	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, NULL, true));
-	ms->nr_history = KMMSCAND_HIST_MAX;
-	KUNIT_EXPECT_FALSE(test, kmmscand_hist_track(ms, NULL, true));
-	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, true));
-	KUNIT_EXPECT_TRUE(test, kmmscand_hist_track(ms, entry, false));
+	/* Full pass: young page 3 in [t0, mid), nothing in [mid, end). */
+	kt_pass(w, false);
+	kt_frag(w, t0, mid, 3, true);
+	kt_frag(w, mid, t0 + PMD_SIZE, -1, false);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 1UL);
+
+	/* The quick pass still visits the table, and page 3 is hot. */
+	kt_pass(w, true);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, t0));
+	prev = kt_hist(w, t0, 3);
+	KUNIT_EXPECT_EQ(test, prev, 1U);
+	hist = kmmscand_history_update(prev, true, 2);
+	KUNIT_EXPECT_TRUE(test, kmmscand_is_hot(prev, hist, 2, false));
+	kt_frag(w, t0, mid, 3, true);
+	kmmscand_history_sweep(ms);
+
+	/* The other order: the empty fragment first. */
+	kt_pass(w, false);
+	kt_frag(w, mid, t0 + PMD_SIZE, -1, false);
+	kt_frag(w, t0, mid, -1, true);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 1UL);
+	kt_pass(w, false);
+	KUNIT_EXPECT_EQ(test, kt_hist(w, t0, 3), 2U);
+
+	/* A fragment stored later in a pass keeps the earlier one's bits. */
+	kt_frag(w, mid, t0 + PMD_SIZE, PTRS_PER_PTE - 1, true);
+	kt_frag(w, t0, mid, 3, true);
+	kt_pass(w, false);
+	KUNIT_EXPECT_EQ(test, kt_hist(w, t0, 3), 1U);
+	KUNIT_EXPECT_EQ(test, kt_hist(w, t0, PTRS_PER_PTE - 1), 1U);
+	kmmscand_history_free(ms);
+}
+
+/*
+ * A full pass drops the tables it found no slow-tier page in, quick passes
+ * drop nothing, and the bytes are counted as they come and go.
+ */
+static void kmmscand_test_table_sweep(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	struct kmmscand_walk *w = kt_walk(test, ms, 2);
+	const unsigned long a = 1UL << PMD_SHIFT, b = 2UL << PMD_SHIFT;
+
+	kt_pass(w, false);
+	kt_frag(w, a, a + PMD_SIZE, 1, true);
+	kt_frag(w, b, b + PMD_SIZE, -1, true);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 2UL);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, 2 * kmmscand_table_size() +
+			kmmscand_planes_size(2));
+
+	/* Nothing visited in a quick pass: kept. */
+	kt_pass(w, true);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 2UL);
+
+	/* A full pass that sees only b: a goes, with its bitmaps. */
+	kt_pass(w, false);
+	kt_frag(w, b, b + PMD_SIZE, -1, true);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 1UL);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, kmmscand_table_size());
+	KUNIT_EXPECT_TRUE(test, kmmscand_table_skip(w, a) == false);
+	kt_pass(w, true);
+	KUNIT_EXPECT_TRUE(test, kmmscand_table_skip(w, a));
+
+	/* A page that stops being young: its bitmaps go after N visits. */
+	kt_pass(w, false);
+	kt_frag(w, b, b + PMD_SIZE, 0, true);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, kmmscand_table_size() +
+			kmmscand_planes_size(2));
+	kt_pass(w, false);
+	kt_frag(w, b, b + PMD_SIZE, -1, true);
+	kt_pass(w, false);
+	kt_frag(w, b, b + PMD_SIZE, -1, true);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, kmmscand_table_size());
+	kmmscand_history_free(ms);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, 0UL);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 0UL);
+}
+
+/*
+ * Isolated young pages, one per table: the history of an mm stays within
+ * its budget, one byte per slow-tier page it maps or the floor.
+ */
+static void kmmscand_test_table_budget(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	struct kmmscand_walk *w = kt_walk(test, ms, KMMSCAND_HISTORY_MAX);
+	unsigned long i, addr;
+
+	kt_pass(w, false);
+	for (i = 0; i < 4096; i++) {
+		addr = (i + 1) << PMD_SHIFT;
+		ms->slow_pages++;
+		kt_frag(w, addr, addr + PMD_SIZE, i % PTRS_PER_PTE, true);
+		KUNIT_ASSERT_LE(test, ms->hist_bytes,
+				kmmscand_hist_budget(ms->slow_pages_last,
+						     ms->slow_pages));
+	}
+	KUNIT_EXPECT_LT(test, ms->nr_tables, 4096UL);
+	KUNIT_EXPECT_GT(test, ms->hist_bytes, KMMSCAND_HIST_FLOOR / 2UL);
+
+	/* Dense slow-tier tables: one byte per page is room for all. */
+	kmmscand_history_free(ms);
+	ms->slow_pages_last = 64 * PTRS_PER_PTE;
+	for (i = 0; i < 64; i++) {
+		addr = (i + 1) << PMD_SHIFT;
+		kt_frag(w, addr, addr + PMD_SIZE, 5, true);
+	}
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 64UL);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, 64 * (kmmscand_table_size() +
+			kmmscand_planes_size(KMMSCAND_HISTORY_MAX)));
+	kmmscand_history_free(ms);
+}
+
+/*
+ * Idle tables: visited every pass until KMMSCAND_IDLE_GRACE idle visits,
+ * then in turn, at most 2^KMMSCAND_IDLE_SHIFT_MAX passes apart, and spread
+ * over the passes by address.
+ */
+static void kmmscand_test_table_interval(struct kunit *test)
+{
+	unsigned int idle, seq, due;
+	unsigned long idx;
+
+	KUNIT_EXPECT_EQ(test, kmmscand_table_interval(0), 1U);
+	KUNIT_EXPECT_EQ(test, kmmscand_table_interval(KMMSCAND_IDLE_GRACE - 1),
+			1U);
+	KUNIT_EXPECT_EQ(test, kmmscand_table_interval(KMMSCAND_IDLE_GRACE), 2U);
+	KUNIT_EXPECT_EQ(test, kmmscand_table_interval(KMMSCAND_IDLE_MAX),
+			1U << KMMSCAND_IDLE_SHIFT_MAX);
+	KUNIT_EXPECT_EQ(test, kmmscand_table_interval(255),
+			1U << KMMSCAND_IDLE_SHIFT_MAX);
+	for (idle = 0; idle <= KMMSCAND_IDLE_MAX; idle++) {
+		for (idx = 0; idx < 40; idx += 13) {
+			due = 0;
+			for (seq = 0; seq < 64; seq++)
+				due += kmmscand_table_due(seq, idx, idle);
+			KUNIT_EXPECT_EQ(test, due,
+					64 / kmmscand_table_interval(idle));
+		}
+	}
+	/* Neighbouring tables take their turns in different passes. */
+	KUNIT_EXPECT_NE(test, kmmscand_table_due(0, 0, KMMSCAND_IDLE_MAX),
+			kmmscand_table_due(0, 1, KMMSCAND_IDLE_MAX));
+}
+
+/*
+ * A table examined without finding a young slow-tier page backs off; a
+ * young page found in another idle table of the mm wakes them all.
+ */
+static void kmmscand_test_table_backoff(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	struct kmmscand_walk *w = kt_walk(test, ms, 2);
+	const unsigned long a = 16UL << PMD_SHIFT, b = 17UL << PMD_SHIFT;
+	unsigned int pass, visits = 0;
+
+	for (pass = 0; pass < 64; pass++) {
+		kt_pass(w, pass % 4);
+		if (!kmmscand_table_skip(w, a)) {
+			kt_frag(w, a, a + PMD_SIZE, -1, true);
+			visits++;
+		}
+		if (!kmmscand_table_skip(w, b))
+			kt_frag(w, b, b + PMD_SIZE, -1, true);
+		kmmscand_history_sweep(ms);
+	}
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 2UL);
+	KUNIT_EXPECT_LT(test, visits, 64U / 4);
+	KUNIT_EXPECT_GE(test, visits, 64U >> KMMSCAND_IDLE_SHIFT_MAX);
+
+	/* b finds a young page: a is visited in the next pass. */
+	do {
+		kt_pass(w, true);
+	} while (kmmscand_table_skip(w, b));
+	kt_frag(w, b, b + PMD_SIZE, 4, true);
+	kt_pass(w, true);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, a));
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, b));
+
+	/* Skipping for the PMD Accessed bit is cheap: not idle. */
+	kmmscand_table_cur(w, a);
+	kmmscand_age_range(w, a, a + PMD_SIZE);
+	w->slow_seen = kmmscand_table_slow(w, a);
+	KUNIT_EXPECT_TRUE(test, w->slow_seen);
+	kmmscand_note_table(w, a, a + PMD_SIZE);
+	kt_pass(w, true);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, a));
+	kmmscand_history_free(ms);
 }
 
 /*
@@ -602,8 +844,12 @@ static void kmmscand_test_pfn_spans(struct kunit *test)
 }
 
 static struct kunit_case kmmscand_scan_cases[] = {
-	KUNIT_CASE(kmmscand_test_hist_count),
-	KUNIT_CASE(kmmscand_test_hist_bound),
+	KUNIT_CASE(kmmscand_test_table_history),
+	KUNIT_CASE(kmmscand_test_table_fragments),
+	KUNIT_CASE(kmmscand_test_table_sweep),
+	KUNIT_CASE(kmmscand_test_table_budget),
+	KUNIT_CASE(kmmscand_test_table_interval),
+	KUNIT_CASE(kmmscand_test_table_backoff),
 	KUNIT_CASE(kmmscand_test_policy_rule),
 	KUNIT_CASE(kmmscand_test_pfn_spans),
 	{},
