@@ -20,6 +20,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
+
 #include "kmmscand_promote.h"
 
 FIXTURE(promote) {
@@ -469,6 +471,189 @@ TEST_F_TIMEOUT(promote, shared_promoted, 120)
 		TH_LOG("our pages on node 0 exceed kmmscand_promote_success");
 	munmap(ctl, psize());
 	region_unmap(&r);
+}
+
+/*
+ * One PTE table, two VMAs: hot slow-tier pages in the first half of a
+ * 2 MB range, the second half a VMA of its own (read-only) with no page in
+ * it.  The scanner gets the table in two fragments, one per VMA; what the
+ * first one found young must count in the quick passes and the next full
+ * pass, so the hot half reaches node 0 with K = N = 2.  The longest
+ * period is left high, so that quick passes run between full ones.
+ */
+TEST_F_TIMEOUT(promote, split_table_promoted, 120)
+{
+	const size_t pmd = thp_size(), half = pmd / 2;
+	struct hot_thread h = {};
+	unsigned long got, passes;
+	struct kmm_stats s0, s1;
+	struct region r = {};
+	long long took;
+	char *map;
+	int ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 10000));
+	map = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	r.map = map;
+	r.map_len = 2 * pmd;
+	r.base = (char *)(((uintptr_t)map + pmd - 1) & ~(pmd - 1));
+	r.len = half;
+	r.npages = half / psize();
+	r.seed = 0x5eed;
+	ret = region_fill_node1(&r, 0);
+	ASSERT_EQ(0, ret) TH_LOG("placing %zu kB on node 1: %s", half >> 10,
+				 strerror(-ret));
+	/* The second half of the table: a VMA of its own, left empty. */
+	ASSERT_EQ(0, madvise(r.base + half, half, MADV_NOHUGEPAGE));
+	ASSERT_EQ(0, mprotect(r.base + half, half, PROT_READ));
+
+	hot_add(&h, r.base, r.npages);
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	took = wait_promoted(&r, 0, r.npages, HOT_PCT, DEADLINE_MS, &got);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+	ksft_print_msg("split table: %lu%% of the hot half on node 0 (%lld ms), %lu touch passes\n",
+		       got, took, passes);
+	log_deltas(&s0, &s1);
+	EXPECT_LE(0, took)
+		TH_LOG("hot pages of a table shared by two VMAs not promoted within %d ms",
+		       DEADLINE_MS);
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, passes));
+	region_unmap(&r);
+}
+
+/* Processes with a user address space: each may hold the history floor. */
+static unsigned long user_processes(void)
+{
+	unsigned long n = 0;
+	struct dirent *d;
+	char path[64], buf[4096];
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", d->d_name);
+		if (read_file(path, buf, sizeof(buf)) > 0 &&
+		    strstr(buf, "VmSize:"))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Pages in use on node @nid, from its meminfo. */
+static unsigned long node_used_pages(int nid)
+{
+	char path[80], buf[4096], *p;
+	unsigned long kb;
+
+	snprintf(path, sizeof(path), NODE_SYSFS "node%d/meminfo", nid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "MemUsed:");
+	if (!p || sscanf(p, "MemUsed: %lu", &kb) != 1)
+		return 0;
+	return kb * 1024 / psize();
+}
+
+struct sparse_toucher {
+	char *base;
+	unsigned long n;
+	size_t stride;
+	int stop;
+};
+
+static void *sparse_touch(void *arg)
+{
+	struct sparse_toucher *t = arg;
+	unsigned long i;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < t->n; i++)
+			(*(volatile uint64_t *)(t->base + i * t->stride))++;
+	}
+	return NULL;
+}
+
+#define HISTORY_TABLES	8192
+#define HISTORY_FLOOR	(64UL * 1024)	/* KMMSCAND_HIST_FLOOR */
+
+/*
+ * The worst layout for the access history: isolated young slow-tier
+ * pages, one per PTE table, over a sparse 16 GB.  Nothing is promoted
+ * (promote_rate_limit_mbps = 0: found hot, counted, left in place), so the
+ * pages stay young on the slow tier for the whole test.  history_bytes
+ * must stay within the documented bound: per mm, one byte per slow-tier
+ * page it maps or 64 kB, whichever is more.  Then, kmmscand off, the
+ * history shrinker must give the memory back on drop_caches.
+ */
+TEST_F_TIMEOUT(promote, history_bound, 120)
+{
+	const size_t stride = thp_size();
+	const size_t len = HISTORY_TABLES * stride;
+	struct sparse_toucher t = {};
+	unsigned long i, bytes, peak = 0, bound, procs;
+	struct kmm_stats s0, s1;
+	pthread_t tid;
+	long long t0;
+	long val;
+	char *map;
+
+	if (access(KMMSCAND_SYSFS "history_bytes", R_OK))
+		SKIP(return, "no %shistory_bytes", KMMSCAND_SYSFS);
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 0));
+	map = mmap(NULL, len + stride, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	t.base = (char *)(((uintptr_t)map + stride - 1) & ~(stride - 1));
+	t.n = HISTORY_TABLES;
+	t.stride = stride;
+	ASSERT_EQ(0, madvise(t.base, len, MADV_NOHUGEPAGE));
+	ASSERT_EQ(0, bind_to_node(t.base, len, 1));
+	for (i = 0; i < t.n; i++)
+		t.base[i * stride] = 1;
+	ASSERT_EQ(0, unbind(t.base, len));
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, pthread_create(&tid, NULL, sparse_touch, &t));
+	t0 = now_ms();
+	while (now_ms() - t0 < 8000) {
+		ASSERT_EQ(0, read_long(KMMSCAND_SYSFS "history_bytes", &val));
+		bytes = val;
+		if (bytes > peak)
+			peak = bytes;
+		sleep_ms(POLL_MS / 2);
+	}
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(tid, NULL);
+	kmm_stats_read(&s1);
+
+	procs = user_processes();
+	bound = procs * HISTORY_FLOOR + node_used_pages(1);
+	ksft_print_msg("history: peak %lu bytes for %d isolated young pages (%lu processes, bound %lu)\n",
+		       peak, HISTORY_TABLES, procs, bound);
+	log_deltas(&s0, &s1);
+	EXPECT_LE((unsigned long long)HISTORY_TABLES, D(&s0, &s1, S_YOUNG))
+		TH_LOG("the isolated pages were not seen young");
+	EXPECT_LE(HISTORY_FLOOR / 2, peak)
+		TH_LOG("so little history proves nothing");
+	EXPECT_GE(bound, peak)
+		TH_LOG("history above its bound: %lu > %lu bytes", peak, bound);
+
+	/* Under memory pressure the history goes back. */
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 0));
+	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "2"));
+	ASSERT_EQ(0, read_long(KMMSCAND_SYSFS "history_bytes", &val));
+	ksft_print_msg("history after drop_caches: %ld bytes\n", val);
+	EXPECT_GT(HISTORY_FLOOR / 4, (unsigned long)val)
+		TH_LOG("the shrinker left %ld bytes of history", val);
+	munmap(map, len + stride);
 }
 
 int main(int argc, char **argv)
