@@ -287,6 +287,21 @@ struct kmmscand_walk {
 #define KMMSCAND_WALK_STOP	1
 
 /*
+ * The index in @w->span of the top-tier node span that holds @pfn, or
+ * @w->nr_spans if @pfn may be in a slow-tier node.
+ */
+static inline unsigned int kmmscand_pfn_span(const struct kmmscand_walk *w,
+					     unsigned long pfn)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nr_spans; i++)
+		if (pfn >= w->span[i].start && pfn < w->span[i].end)
+			break;
+	return i;
+}
+
+/*
  * The top-tier node whose memory holds @pfn, found from the node spans
  * alone (no struct page is read), or NUMA_NO_NODE if @pfn may be in a
  * slow-tier node.  Only used when no top-tier span overlaps a slow-tier
@@ -295,12 +310,9 @@ struct kmmscand_walk {
 static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
 				       unsigned long pfn)
 {
-	unsigned int i;
+	unsigned int i = kmmscand_pfn_span(w, pfn);
 
-	for (i = 0; i < w->nr_spans; i++)
-		if (pfn >= w->span[i].start && pfn < w->span[i].end)
-			return w->span[i].nid;
-	return NUMA_NO_NODE;
+	return i < w->nr_spans ? w->span[i].nid : NUMA_NO_NODE;
 }
 
 /* In-flight entry still to be processed (see struct kmmscand_cand.gone). */

@@ -175,7 +175,24 @@ static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
 	unsigned long haddr = addr & HPAGE_PMD_MASK;
 	spinlock_t *ptl;	/* the PMD lock */
 	pmd_t pmde;
+	unsigned int i;
 	bool young;
+
+	/*
+	 * A THP on the top tier only counts, from the pfn of the entry read
+	 * without the lock: should it be split or zapped meanwhile, the
+	 * footprint is off by one THP for one pass.
+	 */
+	pmde = pmdp_get_lockless(pmd);
+	if (pmd_trans_huge(pmde) && !is_huge_zero_pmd(pmde)) {
+		i = kmmscand_pfn_span(w, pmd_pfn(pmde));
+		if (i < w->nr_spans) {
+			w->ms->footprint[w->span[i].nid] += HPAGE_PMD_NR;
+			w->scanned++;
+			w->budget--;
+			return true;
+		}
+	}
 
 	/*
 	 * pmd_lock() and a recheck rather than pmd_trans_huge_lock(), whose
@@ -242,16 +259,30 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
  * Examine the PTEs of [start, end), both page aligned and within one PTE
  * table.  Returns the address up to which the PTEs were examined (@end
  * unless the queue filled up), or 0 if the table went away under us.
+ *
+ * Most PTEs of a table the walk cannot skip need nothing: a top-tier page
+ * is only counted, and a slow-tier page whose Accessed bit is clear only
+ * ages its history.  So the loop decides from the PTE value alone before
+ * it does more: the tier from the pfn (kmmscand_pfn_toptier(), no struct
+ * page read), counted per table; then the Accessed bit of the value read,
+ * so that a clear one costs no atomic test-and-clear and no mmu notifier
+ * call.  That last shortcut is only taken for an mm without mmu notifiers:
+ * a secondary MMU (KVM) keeps Accessed bits of its own which the PTE does
+ * not show, and ptep_clear_young_notify() is what asks it, so in an mm
+ * with notifiers every eligible slow-tier PTE still goes through it.
  */
 static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 					unsigned long end, struct mm_walk *walk)
 {
 	struct kmmscand_walk *w = walk->private;
 	struct vm_area_struct *vma = walk->vma;
+	unsigned int top[ARRAY_SIZE(w->span)] = { };
+	bool notify = mm_has_notifiers(walk->mm);
 	pte_t *start_pte, *pte;
 	unsigned long addr;
 	bool cleared = false;
 	spinlock_t *ptl;	/* the PTE table lock */
+	unsigned int i;
 
 	start_pte = pte_offset_map_lock(walk->mm, pmd, start, &ptl);
 	if (!start_pte)
@@ -262,27 +293,28 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		pte_t ptent = ptep_get(pte);
 		struct folio *folio;
 		bool young;
-		int nid;
 
 		if (!pte_present(ptent))
 			continue;
-		if (w->nr_spans) {
-			/* Top-tier pages only count: skip the struct page. */
-			nid = kmmscand_pfn_toptier(w, pte_pfn(ptent));
-			if (nid != NUMA_NO_NODE) {
-				w->ms->footprint[nid]++;
-				continue;
-			}
+		/* Top-tier pages only count: skip the struct page. */
+		i = kmmscand_pfn_span(w, pte_pfn(ptent));
+		if (i < w->nr_spans) {
+			top[i]++;
+			continue;
 		}
 		folio = vm_normal_folio(vma, addr, ptent);
 		if (!folio || folio_is_zone_device(folio) ||
 		    !kmmscand_want_young(w, folio, 1))
 			continue;
-		young = ptep_clear_young_notify(vma, addr, pte);
-		if (young) {
-			w->young++;
-			cleared = true;
-			kmmscand_keep_referenced(vma, folio);
+		if (notify || pte_young(ptent)) {
+			young = ptep_clear_young_notify(vma, addr, pte);
+			if (young) {
+				w->young++;
+				cleared = true;
+				kmmscand_keep_referenced(vma, folio);
+			}
+		} else {
+			young = false;
 		}
 		kmmscand_account(w, folio, addr, 1, young);
 		if (w->queue_full) {
@@ -291,6 +323,8 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		}
 	}
 	pte_unmap_unlock(start_pte, ptl);
+	for (i = 0; i < w->nr_spans; i++)
+		w->ms->footprint[w->span[i].nid] += top[i];
 
 	/* One flush per PTE table with cleared A bits, never per PTE. */
 	if (cleared && w->tlb_flush)
