@@ -31,6 +31,7 @@
 #define pr_fmt(fmt) "kmmscand: " fmt
 
 #include <linux/freezer.h>
+#include <linux/hugetlb.h>
 #include <linux/init.h>
 #include <linux/jiffies.h>
 #include <linux/kmmscand.h>
@@ -61,9 +62,87 @@ static bool kmmscand_tiered;
 
 static struct kmmscand_walk kmmscand_walk_state;
 
+/*
+ * Most TLB flushes of the whole mm at the end of a pass; more PTE tables
+ * than this in separate VMAs or ranges are flushed with flush_tlb_mm().
+ */
+#define KMMSCAND_FLUSH_RANGES_MAX	4
+
+/*
+ * The end of a full pass: flush from the TLB the ranges of the PTE tables
+ * whose PMD Accessed bit the pass cleared, so that a CPU does not keep
+ * using a cached copy of such a PMD entry.
+ *
+ * Why the flush: x86 (and arm64 with hardware Access flag updates for
+ * table descriptors) sets the Accessed bit of a non-leaf entry when a
+ * page walk loads that entry.  Paging-structure caches may keep the entry
+ * after the scanner cleared its bit; a TLB miss served from the cached
+ * entry goes straight to the PTE and sets only the PTE's Accessed bit, so
+ * the PMD bit stays clear and the next pass would skip a table with young
+ * PTEs (and age its history, kmmscand_age_range()).  INVLPG, and so any
+ * range flush that covers an address of the table, also drops the cached
+ * entries of the paging structures above it (on x86 all of them for the
+ * PCID), so the next translation through the table walks the PMD again
+ * and sets its bit.
+ *
+ * Why once per pass, and not after each visit or table: only the next
+ * pass looks at the bits again (a pass never comes back to a table it
+ * passed), so one flush before the pass ends covers every bit it cleared.
+ * A CPU that used a table only between the clear and the flush leaves its
+ * PTE Accessed bits set and the PMD bit clear: the table is skipped and
+ * those bits are seen when the table is next used, a delay of accesses
+ * that stopped before the flush, never the loss of a page still in use.
+ *
+ * Ranges rather than the mm: x86 turns a range of more than a few pages
+ * into a full flush anyway, but each call is one round of IPIs to the
+ * CPUs running the mm, so many ranges or VMAs go in one flush_tlb_mm().
+ *
+ * Returns the number of flushes issued.  Context: mmap_read_lock() held.
+ */
+static unsigned int kmmscand_flush_cleared(struct kmmscand_mm_slot *ms,
+					   struct mm_struct *mm)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	unsigned int i, n = 0;
+
+	if (!ms->nr_cleared)
+		return 0;
+	for (i = 0; i < ms->nr_cleared; i++) {
+		vma_iter_set(&vmi, ms->cleared[i].start);
+		for_each_vma_range(vmi, vma, ms->cleared[i].end)
+			n++;
+	}
+	if (n > KMMSCAND_FLUSH_RANGES_MAX) {
+		flush_tlb_mm(mm);
+		n = 1;
+	} else {
+		for (i = 0; i < ms->nr_cleared; i++) {
+			unsigned long start = ms->cleared[i].start;
+			unsigned long end = ms->cleared[i].end;
+
+			vma_iter_set(&vmi, start);
+			for_each_vma_range(vmi, vma, end)
+				flush_tlb_range(vma, max(start, vma->vm_start),
+						min(end, vma->vm_end));
+		}
+	}
+	ms->nr_cleared = 0;
+	return n;
+}
+
 /* Forget everything about an mm that opted out; it restarts from scratch. */
 static void kmmscand_slot_reset(struct kmmscand_mm_slot *ms)
 {
+	/*
+	 * A pass cut short may have cleared PMD Accessed bits it did not
+	 * flush yet; the mm is pinned (kmmscand_visit()).
+	 */
+	if (ms->nr_cleared) {
+		flush_tlb_mm(ms->slot.mm);
+		ms->nr_cleared = 0;
+		count_vm_event(KMMSCAND_TLB_FLUSH);
+	}
 	kmmscand_history_free(ms);
 	ms->in_pass = false;
 	ms->cursor = 0;
@@ -197,15 +276,12 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 		ended = true;
 	}
 	/*
-	 * Clearing a non-leaf PMD Accessed bit without an invalidation
-	 * leaves the CPU free to keep using a cached copy of the entry,
-	 * and then only the PTE Accessed bits get set: a later pass would
-	 * skip a table with young PTEs.  One flush of the mm per visit that
-	 * cleared any (only full passes do) makes the next walk through the
-	 * table set it again.
+	 * The PMD Accessed bits this pass cleared are flushed from the TLB
+	 * once, when the pass ends: see kmmscand_flush_cleared().
 	 */
-	if (w->pmd_cleared)
-		flush_tlb_mm(mm);
+	if (ended)
+		count_vm_events(KMMSCAND_TLB_FLUSH,
+				kmmscand_flush_cleared(ms, mm));
 	mmap_read_unlock(mm);
 	if (ended)
 		kmmscand_pass_end(ms);

@@ -169,6 +169,9 @@ static inline size_t kmmscand_planes_size(unsigned int n)
  * @fail_last: jiffies of the last failed batch counted in @fail_streak
  * @round: value of kmmscand_scan.round when the mm was (re)registered; a
  *	round ends before the slots added after it started
+ * @cleared: address ranges of the PTE tables whose PMD Accessed bit the
+ *	pass in progress cleared, to flush from the TLB when it ends
+ * @nr_cleared: ranges in @cleared
  *
  * Everything except the @backoff_* and @fail_* fields belongs to the
  * scanner thread; those four are written for the migrator, by
@@ -207,6 +210,10 @@ struct kmmscand_mm_slot {
 	unsigned int fail_streak;
 	unsigned long fail_last;
 	unsigned long round;
+	struct {
+		unsigned long start, end;
+	} cleared[4];
+	unsigned int nr_cleared;
 };
 
 /**
@@ -254,7 +261,6 @@ struct kmmscand_walk {
 	bool quick;			/* a quick pass: slow-tier tables only */
 	bool slow_seen;			/* the current table held slow pages */
 	bool queue_full;		/* the migrator's queue is full: stop */
-	bool pmd_cleared;		/* non-leaf PMD A bits were cleared */
 	bool owner_mof;			/* owner's task policy allows moving */
 	bool frag_young;		/* a young slow-tier page in the table */
 	bool tbl_skipped;		/* the table was skipped unmapped */
@@ -281,6 +287,7 @@ struct kmmscand_walk {
 	unsigned long warm;
 	unsigned long candidates;
 	unsigned long drops;
+	unsigned long tlb_flushes;
 };
 
 /* kmmscand_walk_ops: stop the walk here, the visit goes on later. */

@@ -208,19 +208,45 @@ static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
 	spin_unlock(ptl);
 	w->scanned++;
 	w->budget--;
-	if (young && w->tlb_flush)
+	if (young && w->tlb_flush) {
 		flush_tlb_range(walk->vma, haddr, haddr + HPAGE_PMD_SIZE);
+		w->tlb_flushes++;
+	}
 	return true;
+}
+
+/*
+ * Remember that the PMD Accessed bit of the PTE table at [@start, @end)
+ * was cleared, for the flush at the end of the pass
+ * (kmmscand_flush_cleared()).  The walk goes up in address order, so
+ * adjacent tables extend the last range; when all ranges are taken the
+ * last one grows over the gap: a flush of more than was cleared costs
+ * more but misses nothing.
+ */
+static void kmmscand_note_cleared(struct kmmscand_mm_slot *ms,
+				  unsigned long start, unsigned long end)
+{
+	unsigned int n = ms->nr_cleared;
+
+	if (n && (ms->cleared[n - 1].end == start ||
+		  n == ARRAY_SIZE(ms->cleared))) {
+		ms->cleared[n - 1].end = end;
+		return;
+	}
+	ms->cleared[n].start = start;
+	ms->cleared[n].end = end;
+	ms->nr_cleared++;
 }
 
 /*
  * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
  * whenever it translates through this PTE table.  If it is still clear
- * since a full pass cleared it (and flushed the TLB, see kmmscand_visit()),
- * no PTE below was used since, so skip the table without mapping it and
- * age the history below it.  Only at a table boundary (a visit resumed
- * mid-table already cleared it) and only without mmu notifiers (a
- * secondary MMU does not set it).  Returns true if the table was skipped.
+ * since a full pass cleared it (and flushed the TLB when that pass ended,
+ * see kmmscand_flush_cleared() in mm/kmmscand.c), no PTE below was used
+ * since, so skip the table without mapping it and age the history below
+ * it.  Only at a table boundary (a visit resumed mid-table already
+ * cleared it) and only without mmu notifiers (a secondary MMU does not
+ * set it).  Returns true if the table was skipped.
  */
 static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 				    unsigned long next, struct mm_walk *walk)
@@ -239,10 +265,10 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 		return true;
 	}
 	/*
-	 * Only full passes clear the bit (and flush once per visit, see
-	 * kmmscand_visit()); a quick pass reads it, so that it skips the
-	 * tables nobody used since the last full pass without a flush of
-	 * its own.
+	 * Only full passes clear the bit (and flush the cleared ranges once
+	 * when the pass ends, see kmmscand_flush_cleared()); a quick pass
+	 * reads it, so that it skips the tables nobody used since the last
+	 * full pass without a flush of its own.
 	 */
 	if (w->quick)
 		return false;
@@ -250,7 +276,7 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 	pmde = pmdp_get(pmd);
 	if (pmd_present(pmde) && !pmd_leaf(pmde) &&
 	    pmdp_test_and_clear_young(walk->vma, addr, pmd))
-		w->pmd_cleared = true;
+		kmmscand_note_cleared(w->ms, addr, next);
 	spin_unlock(ptl);
 	return false;
 }
@@ -327,8 +353,10 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		w->ms->footprint[w->span[i].nid] += top[i];
 
 	/* One flush per PTE table with cleared A bits, never per PTE. */
-	if (cleared && w->tlb_flush)
+	if (cleared && w->tlb_flush) {
 		flush_tlb_range(vma, start, addr);
+		w->tlb_flushes++;
+	}
 	return addr;
 }
 
@@ -480,7 +508,6 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->frag_young = false;
 	w->tbl_skipped = false;
 	w->queue_full = false;
-	w->pmd_cleared = false;
 	w->scanned = 0;
 	w->pmd_skipped = 0;
 	w->young = 0;
@@ -488,6 +515,7 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->warm = 0;
 	w->candidates = 0;
 	w->drops = 0;
+	w->tlb_flushes = 0;
 	nodes_clear(w->toptier);
 	nodes_clear(w->ample);
 	for_each_node_state(nid, N_MEMORY) {
@@ -531,4 +559,5 @@ void kmmscand_flush_counts(struct kmmscand_walk *w)
 	count_vm_events(KMMSCAND_THP_YOUNG, w->thp_young);
 	count_vm_events(KMMSCAND_CANDIDATE, w->candidates);
 	count_vm_events(KMMSCAND_CANDIDATE_DROP, w->drops);
+	count_vm_events(KMMSCAND_TLB_FLUSH, w->tlb_flushes);
 }

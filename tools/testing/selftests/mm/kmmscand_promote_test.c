@@ -152,6 +152,58 @@ TEST_F_TIMEOUT(promote, hot_promoted_tlb_flush, 120)
  * enabled=0 stops scanning and promotion (no counter moves, no page
  * moves over three maximum periods); enabled=1 resumes both.
  */
+/*
+ * The PMD Accessed bits a full pass clears are flushed from the TLB when
+ * the pass ends, not after every visit: 256 MB written on node 1 (128 PTE
+ * tables whose PMD bit the first pass clears), scanned 512 PTE slots per
+ * visit, i.e. one table per visit.  Once later passes skipped the 128
+ * tables twice over (so the pass that cleared them ended), the scanner
+ * must have flushed, and far fewer times than it visited.
+ */
+TEST_F_TIMEOUT(promote, pmd_clear_flushed_once_per_pass, 120)
+{
+	const unsigned long tables = (256 * MB) / (2 * MB);
+	unsigned long long passes, flushes, skipped;
+	struct kmm_stats s0, s1;
+	long long t0, t;
+	struct region r;
+	char buf[32];
+	int ret;
+
+	if (!read_file("/sys/kernel/mm/lru_gen/enabled", buf, sizeof(buf)) &&
+	    strtoul(buf, NULL, 0))
+		SKIP(return, "MGLRU enabled: kmmscand leaves PMD Accessed bits alone");
+	ASSERT_EQ(0, knob_set(KNOB_TLB_FLUSH, 0));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_SIZE, 512));
+	kmm_stats_read(&s0);
+	ret = region_on_node1(&r, 256 * MB, 0, 0x7f1b);
+	ASSERT_EQ(0, ret) TH_LOG("placing 256 MB on node 1: %s", strerror(-ret));
+	t0 = now_ms();
+	for (;;) {
+		kmm_stats_read(&s1);
+		t = now_ms();
+		if (D(&s0, &s1, S_PMD_SKIPPED) >= 2 * tables ||
+		    t - t0 >= DEADLINE_MS)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	passes = D(&s0, &s1, S_MM_SCAN);
+	flushes = D(&s0, &s1, S_TLB_FLUSH);
+	skipped = D(&s0, &s1, S_PMD_SKIPPED);
+	ksft_print_msg("%llu TLB flushes, %llu passes, %llu tables skipped, %llu PTEs scanned in %lld ms\n",
+		       flushes, passes, skipped, D(&s0, &s1, S_PTE_SCANNED),
+		       t - t0);
+	ASSERT_LE(2 * tables, skipped)
+		TH_LOG("the region's tables were not skipped within %d ms",
+		       DEADLINE_MS);
+	EXPECT_LT(0ULL, flushes) TH_LOG("cleared PMD Accessed bits never flushed");
+	EXPECT_GE(4 * passes, flushes) TH_LOG("more than 4 flushes per pass");
+	EXPECT_GT(tables / 8, flushes)
+		TH_LOG("%llu flushes for %lu tables cleared one per visit",
+		       flushes, tables);
+	region_unmap(&r);
+}
+
 TEST_F_TIMEOUT(promote, disabled_then_enabled, 120)
 {
 	struct kmm_stats s0, s1, s2;
