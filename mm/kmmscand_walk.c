@@ -119,17 +119,24 @@ static bool kmmscand_want_young(struct kmmscand_walk *w, struct folio *folio,
 }
 
 /*
- * We just cleared an Accessed bit that reclaim would have found: hand the
- * access on the way page idle tracking and DAMON do, with the folio's young
- * flag, which folio_referenced() counts as a referenced mapping.  So a
- * slow-tier page that kmmscand looked at keeps its place in reclaim and
- * demotion order, and no LRU batch of the scanner's CPU holds a reference
- * to it (folio_mark_accessed() may, through folio_activate(), and a
- * reference there makes the folio's migration fail).
+ * We just cleared an Accessed bit that others would have found: hand the
+ * access on as page_idle_clear_pte_refs_one() does.  Idle page tracking
+ * and DAMON count a page as accessed when its Accessed bit is set or its
+ * idle flag is clear, so the idle flag goes, whatever the VMA: without
+ * that, every slow-tier page kmmscand found young since it was marked
+ * idle would look idle to them (and DAMON-based reclaim would pick the
+ * hot ones).  Reclaim reads the young flag, which folio_referenced()
+ * counts as a referenced mapping, and only where the VMA's accesses
+ * count for reclaim: so a slow-tier page kmmscand looked at keeps its
+ * place in reclaim and demotion order, and no LRU batch of the scanner's
+ * CPU holds a reference to it (folio_mark_accessed() may, through
+ * folio_activate(), and a reference there makes the folio's migration
+ * fail).
  */
 static void kmmscand_keep_referenced(struct vm_area_struct *vma,
 				     struct folio *folio)
 {
+	folio_clear_idle(folio);
 	if (vma_has_recency(vma))
 		folio_set_young(folio);
 }
