@@ -83,16 +83,24 @@ static struct folio *kmmscand_alloc_dst(struct folio *src, unsigned long data)
  * PFN and still has the queued mapping and index, i.e. it was not freed
  * and reused for something else meanwhile.  Returns the folio with a
  * reference, or NULL.
+ *
+ * No folio flag is read before the reference is taken: the page may
+ * become the tail of a new large folio at any moment, and a folio flag
+ * test on what page_folio() returned then trips CONFIG_DEBUG_VM_PGFLAGS.
+ * The page flag tests below are safe on a tail (PageTail() reads the
+ * page, PageLRU() its head), and a queued PFN that is a tail now is not
+ * the folio that was queued anyway: no reference is taken on whatever
+ * large folio it belongs to, which would make its split or migration fail.
  */
 static struct folio *kmmscand_cand_folio(const struct kmmscand_cand *e)
 {
 	struct page *page = pfn_to_online_page(e->pfn);
 	struct folio *folio;
 
-	if (!page)
+	if (!page || PageTail(page) || !PageLRU(page))
 		return NULL;
 	folio = page_folio(page);
-	if (!folio_test_lru(folio) || !folio_try_get(folio))
+	if (!folio_try_get(folio))
 		return NULL;
 	if (unlikely(page_folio(page) != folio || folio_pfn(folio) != e->pfn ||
 		     !folio_test_lru(folio) ||
