@@ -433,7 +433,7 @@ static bool kmmscand_should_run(void)
 static bool kmmscand_wake_early(void)
 {
 	return kthread_should_stop() || READ_ONCE(kmmscand_kick) ||
-	       !READ_ONCE(kmmscand_enabled) ||
+	       READ_ONCE(kmmscand_first_mm) || !READ_ONCE(kmmscand_enabled) ||
 	       !kmmscand_source_on(KMMSCAND_SRC_ABIT);
 }
 
@@ -456,6 +456,7 @@ static int kmmscand(void *unused)
 			WRITE_ONCE(kmmscand_kick, false);
 			kmmscand_apply_tunables();
 		}
+		WRITE_ONCE(kmmscand_first_mm, false);
 		sleep = kmmscand_round();
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kmmscand_wake_early(), sleep);

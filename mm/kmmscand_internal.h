@@ -234,6 +234,8 @@ extern struct kmmscand_scan kmmscand_scan;
 extern spinlock_t kmmscand_mm_lock;
 /* The scanner sleeps here; a first registration or a tunable wakes it. */
 extern wait_queue_head_t kmmscand_wait;
+/* An mm registered while the list was empty: the scanner's sleep ends. */
+extern bool kmmscand_first_mm;
 
 int kmmscand_registry_init(void);
 void kmmscand_registry_free(void);

@@ -62,6 +62,7 @@ static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
 static bool kmmscand_ready __read_mostly;
 
 DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
+bool kmmscand_first_mm;
 
 atomic_long_t kmmscand_hist_total = ATOMIC_LONG_INIT(0);
 atomic_long_t kmmscand_tables_total = ATOMIC_LONG_INIT(0);
@@ -174,8 +175,17 @@ void __kmmscand_enter(struct mm_struct *mm)
 
 	mmgrab(mm);
 	trace_kmmscand_mm_enter(mm);
-	if (wakeup)
+	/*
+	 * With nothing registered the scanner may be in a long sleep: one
+	 * that started before the slow tier was known (at boot, before the
+	 * memory tiers of CPU-less nodes are set up) lasts
+	 * scan_period_max_ms.  End it, so that the first mm is visited
+	 * after scan_period_min_ms like every other.
+	 */
+	if (wakeup) {
+		WRITE_ONCE(kmmscand_first_mm, true);
 		wake_up_interruptible(&kmmscand_wait);
+	}
 }
 
 /**
