@@ -28,8 +28,8 @@
 
 #define MPOL_DEFAULT	0
 #define MPOL_BIND	2
-#define PR_SET_KMMSCAND	74
-#define PR_GET_KMMSCAND	75
+#define PR_SET_KMMSCAND	82
+#define PR_GET_KMMSCAND	83
 #define NCOUNTERS	32
 
 static long page_size;

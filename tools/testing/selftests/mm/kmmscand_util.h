@@ -40,8 +40,8 @@
 #define MB			(1024UL * 1024)
 
 #ifndef PR_SET_KMMSCAND
-#define PR_SET_KMMSCAND		74
-#define PR_GET_KMMSCAND		75
+#define PR_SET_KMMSCAND		82
+#define PR_GET_KMMSCAND		83
 #endif
 
 #ifndef ARRAY_SIZE
