@@ -10,9 +10,12 @@
  * Accessed bits of slow-tier pages (mmu-notifier aware; top-tier pages are
  * only counted, their bits are left to reclaim) and keeps a small per-mm
  * history of the slow-tier pages it found young.  A page young in K of the
- * last N passes is hot: it is queued as (mm, address, pfn), without a folio
- * reference, for the "kmmscand_migrate" thread (mm/kmmscand_migrate.c),
- * which revalidates it and promotes it to a top-tier node.
+ * last N passes is hot: it is queued by PFN, with the folio's mapping and
+ * index and the mm as a key, without a folio reference, for the
+ * "kmmscand_migrate" thread (mm/kmmscand_migrate.c), which looks the folio
+ * up again by PFN, takes it only if it is still the same folio (same
+ * mapping and index, still mapped, on the LRU, on the slow tier) and
+ * promotes it to a top-tier node.  No page table is walked again.
  *
  * PTE tables whose non-leaf PMD Accessed bit stayed clear since the last
  * pass are skipped without being mapped (x86 sets that bit on a page walk

@@ -339,6 +339,8 @@ static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
  * @source: the source that found it hot (enum kmmscand_source)
  * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
  *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
+ * @requeued: in the in-flight batch: put back to the ring, whose copy now
+ *	holds the PFN's place in the set of queued PFNs
  *
  * A candidate holds no reference on its folio: a queued page stays free to
  * be split, collapsed, merged by KSM, reused on a write fault, migrated or
@@ -356,6 +358,7 @@ struct kmmscand_cand {
 	unsigned int nr;
 	int source;
 	int gone;
+	bool requeued;
 };
 
 /* The queue (mm/kmmscand_queue.c). */

@@ -166,6 +166,11 @@ void __kmmscand_enter(struct mm_struct *mm)
 	ms->backoff_nid = NUMA_NO_NODE;
 
 	slot = &ms->slot;
+	/*
+	 * The reference the slot holds, taken before the slot is published:
+	 * once it is on the list, the scanner may collect and release it.
+	 */
+	mmgrab(mm);
 	spin_lock(&kmmscand_mm_lock);
 	mm_slot_insert(kmmscand_slots_hash, mm, slot);
 	ms->round = kmmscand_scan.round;
@@ -173,7 +178,6 @@ void __kmmscand_enter(struct mm_struct *mm)
 	list_add_tail(&slot->mm_node, &kmmscand_scan.mm_head);
 	spin_unlock(&kmmscand_mm_lock);
 
-	mmgrab(mm);
 	trace_kmmscand_mm_enter(mm);
 	/*
 	 * With nothing registered the scanner may be in a long sleep: one

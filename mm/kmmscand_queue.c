@@ -114,6 +114,7 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 	e->nr = nr;
 	e->source = source;
 	e->gone = KMMSCAND_ALIVE;
+	e->requeued = false;
 	kmmscand_ring_len++;
 	kmmscand_ring_pages += nr;
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
@@ -215,7 +216,7 @@ void kmmscand_requeue(struct kmmscand_cand *e)
 	spin_unlock(&kmmscand_queue_lock);
 	/* The ring's copy keeps the PFN queued; this one is done. */
 	if (kept) {
-		e->pfn = 0;
+		e->requeued = true;
 		return;
 	}
 	trace_kmmscand_candidate_drop(e->pfn, e->src, KMMSCAND_DROP_DEFER);
@@ -334,7 +335,7 @@ void kmmscand_batch_put(unsigned int n)
 	spin_lock(&kmmscand_queue_lock);
 	/* Done with these folios (migrated, put back or dropped). */
 	for (i = 0; i < n; i++)
-		if (kmmscand_batch[i].pfn)
+		if (!kmmscand_batch[i].requeued)
 			xa_erase(&kmmscand_queued, kmmscand_batch[i].pfn);
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
 	kmmscand_batch_len = 0;

@@ -26,11 +26,13 @@
  *
  * The evidence per page is one 64-bit record (layout and combination rule:
  * mm/kmmscand_sources.h) in a table allocated when the source is first
- * selected, direct mapped by PFN and updated with cmpxchg: recording never
- * sleeps, allocates or takes a lock.  It is lossy: a hint fault takes the
- * slot of any other page, the scanner never takes the slot of a page with
- * live evidence, and an update that keeps losing against concurrent ones is
- * dropped; each loss is counted in kmmscand_record_lost.
+ * selected, direct mapped by PFN and updated with cmpxchg: recording the
+ * access never sleeps, allocates or takes a lock.  Queueing a folio found
+ * hot does: it takes kmmscand_queue_lock, a global spinlock, and may
+ * allocate an xarray node with GFP_NOWAIT.  The record is lossy: a hint
+ * fault takes the slot of any other page, the scanner never takes the slot
+ * of a page with live evidence, and an update that keeps losing against
+ * concurrent ones is dropped; each loss is counted in kmmscand_record_lost.
  */
 
 #define pr_fmt(fmt) "kmmscand: " fmt
@@ -238,7 +240,9 @@ static bool kmmscand_fault_queue(struct folio *folio, struct mm_struct *mm,
  * the caller then handles the access as it would without kmmscand.
  *
  * Context: any context that holds the page table lock of the mapping
- * (a page fault handler); never sleeps, allocates or takes a sleeping lock.
+ * (a page fault handler); never sleeps.  Queueing a hot folio takes
+ * kmmscand_queue_lock, a global spinlock, and may allocate with
+ * GFP_NOWAIT (kmmscand_queue_folio()).
  *
  * Return: true if kmmscand took the access over (the caller must not
  * migrate the folio itself), false otherwise.
