@@ -14,7 +14,11 @@
  * mm/kmmscand_sysfs.c.
  */
 
+#define pr_fmt(fmt) "kmmscand: " fmt
+
+#include <linux/init.h>
 #include <linux/kmmscand.h>
+#include <linux/kstrtox.h>
 #include <linux/kthread.h>
 #include <linux/memory-tiers.h>
 #include <linux/mm.h>
@@ -37,8 +41,11 @@
 
 #define KMMSCAND_HASH_BITS		10
 
-/* Tunables: see Documentation/admin-guide/mm/kmmscand.rst. */
-bool kmmscand_enabled __read_mostly = true;
+/*
+ * Tunables: see Documentation/admin-guide/mm/kmmscand.rst.  Off at boot
+ * unless CONFIG_KMMSCAND_DEFAULT_ON or kmmscand=on says otherwise.
+ */
+bool kmmscand_enabled __read_mostly = IS_ENABLED(CONFIG_KMMSCAND_DEFAULT_ON);
 unsigned int kmmscand_scan_period_min_ms __read_mostly = 500;
 unsigned int kmmscand_scan_period_max_ms __read_mostly = 5000;
 unsigned int kmmscand_scan_size __read_mostly = 65536;
@@ -96,6 +103,21 @@ void kmmscand_tables_free(struct rb_root *root)
 	atomic_long_sub(bytes, &kmmscand_hist_total);
 	atomic_long_sub(nr, &kmmscand_tables_total);
 }
+
+/* kmmscand=on|off on the kernel command line: enabled at boot or not. */
+static int __init kmmscand_setup(char *str)
+{
+	bool on;
+
+	if (!str || kstrtobool(str, &on)) {
+		pr_warn("kmmscand=%s: neither on nor off, ignored (kmmscand is %s)\n",
+			str ?: "", kmmscand_enabled ? "on" : "off");
+		return 0;
+	}
+	kmmscand_enabled = on;
+	return 0;
+}
+early_param("kmmscand", kmmscand_setup);
 
 static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
 {
