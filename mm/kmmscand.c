@@ -483,6 +483,13 @@ static int __init kmmscand_init(void)
 	if (err)
 		goto err_history;
 
+	/* See kmmscand_sources_set(): no scanner without hardware A bits. */
+	if (!arch_has_hw_pte_young()) {
+		WRITE_ONCE(kmmscand_sources,
+			   kmmscand_sources & ~BIT(KMMSCAND_SRC_ABIT));
+		pr_info("no hardware Accessed bits: the abit source is off\n");
+	}
+
 	err = kmmscand_sysfs_init();
 	if (err)
 		goto err_migrate;

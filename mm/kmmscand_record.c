@@ -362,18 +362,25 @@ static int kmmscand_rec_alloc(void)
  *
  * Selecting "fault" the first time allocates the record table; the static
  * key that lets hint faults in follows the selection.  A failed allocation
- * leaves the old selection.
+ * leaves the old selection.  "abit" cannot be selected where the hardware
+ * does not set Accessed bits (!arch_has_hw_pte_young()): there every bit
+ * the scanner cleared would cost the task a fault on its next access, the
+ * very cost kmmscand is there to take off it (MGLRU does not walk page
+ * tables there either).
  *
  * Context: process context, serialised by the caller (the sysfs store's
  * mutex); sleeps (allocation, static key update).
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -EOPNOTSUPP for "abit" without hardware Accessed bits, or
+ * -ENOMEM.
  */
 int kmmscand_sources_set(unsigned int mask)
 {
 	unsigned int old = kmmscand_sources;
 	int err;
 
+	if ((mask & BIT(KMMSCAND_SRC_ABIT)) && !arch_has_hw_pte_young())
+		return -EOPNOTSUPP;
 	if ((mask & BIT(KMMSCAND_SRC_FAULT)) && !kmmscand_rec) {
 		err = kmmscand_rec_alloc();
 		if (err)
