@@ -279,6 +279,25 @@ bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr)
 }
 
 /**
+ * kmmscand_table_tracked - does a PTE table keep young bitmaps?
+ * @w: the walk in progress
+ * @addr: an address in the table
+ *
+ * Without them no page of the table has a history, so a page found not
+ * young has nothing to age (kmmscand_account() would only count it).
+ *
+ * Context: the scanner thread, under mmap_read_lock().
+ *
+ * Return: true if some page of the table was young in the last N passes.
+ */
+bool kmmscand_table_tracked(struct kmmscand_walk *w, unsigned long addr)
+{
+	struct kmmscand_table *t = kmmscand_table_cur(w, addr);
+
+	return t && t->planes;
+}
+
+/**
  * kmmscand_age_range - note a PTE table skipped for its PMD Accessed bit
  * @w: the walk in progress
  * @start: first address of the table's range

@@ -426,6 +426,7 @@ void kmmscand_history_exit(void);
 unsigned long kmmscand_history_bytes(void);
 bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr);
 bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr);
+bool kmmscand_table_tracked(struct kmmscand_walk *w, unsigned long addr);
 void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
 			unsigned long end);
 void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,

@@ -299,7 +299,7 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
  * it does more: the tier from the pfn (kmmscand_pfn_toptier(), no struct
  * page read), counted per table; then the Accessed bit of the value read,
  * so that a clear one costs no atomic test-and-clear and no mmu notifier
- * call.  That last shortcut is only taken for an mm without mmu notifiers:
+ * call, and, in a table with no history to age, no folio lookup either.  That last shortcut is only taken for an mm without mmu notifiers:
  * a secondary MMU (KVM) keeps Accessed bits of its own which the PTE does
  * not show, and ptep_clear_young_notify() is what asks it, so in an mm
  * with notifiers every eligible slow-tier PTE still goes through it.
@@ -313,10 +313,11 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 	bool notify = mm_has_notifiers(walk->mm);
 	pte_t *start_pte, *pte;
 	unsigned long addr;
-	bool cleared = false;
+	bool cleared = false, tracked;
 	spinlock_t *ptl;	/* the PTE table lock */
 	unsigned int i;
 
+	tracked = kmmscand_table_tracked(w, start);
 	start_pte = pte_offset_map_lock(walk->mm, pmd, start, &ptl);
 	if (!start_pte)
 		return 0;
@@ -333,6 +334,16 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		i = kmmscand_pfn_span(w, pte_pfn(ptent));
 		if (i < w->nr_spans) {
 			top[i]++;
+			continue;
+		}
+		/*
+		 * A slow-tier page with a clear Accessed bit in a table with
+		 * no history: there is nothing to age and nothing to clear,
+		 * so only count it.
+		 */
+		if (!notify && !tracked && !pte_young(ptent)) {
+			w->slow_seen = true;
+			w->ms->slow_pages++;
 			continue;
 		}
 		folio = vm_normal_folio(vma, addr, ptent);
