@@ -279,8 +279,8 @@ bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
 
 	target = kmmscand_fault_target(folio, vma, addr, nid);
 	if (target != NUMA_NO_NODE && kmmscand_folio_promotable(folio))
-		hot = kmmscand_fault_hot(coarse, faults, n, k, false) ||
-		      kmmscand_node_ample(target);
+		hot = kmmscand_fault_hot(coarse, faults, n, k,
+					 kmmscand_node_ample(target));
 	if (hot)
 		queued = kmmscand_fault_queue(folio, mm, target);
 	kmmscand_rec_fault(slot, tag, now, span, queued);

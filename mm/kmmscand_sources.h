@@ -313,7 +313,14 @@ static inline unsigned int kmmscand_history_prior(unsigned int history,
  * The fault counts for the current window; the earlier windows are those
  * of the source that saw more of them, at most N - 1 (see above).
  *
- * Return: true if @ample, or if 1 + min(max(@coarse, @faults), N - 1) >= K.
+ * Room to spare on the target lowers the bar to two windows, as for the
+ * scanner (kmmscand_is_hot()): the fault and one earlier window of either
+ * source.  A page touched once (one fault and nothing before it) is never
+ * hot, however empty the top tier: NUMA balancing promotes on the first
+ * hint fault while pgdat_free_space_enough() holds; kmmscand does not.
+ *
+ * Return: true if 1 + min(max(@coarse, @faults), N - 1) >= K, or if
+ * @ample and @coarse or @faults is not zero.
  */
 static inline bool kmmscand_fault_hot(unsigned int coarse, unsigned int faults,
 				      unsigned int n, unsigned int k,
@@ -321,7 +328,7 @@ static inline bool kmmscand_fault_hot(unsigned int coarse, unsigned int faults,
 {
 	unsigned int prior;
 
-	if (ample)
+	if (ample && (coarse || faults))
 		return true;
 	n = clamp_t(unsigned int, n, 1, KMMSCAND_HISTORY_MAX);
 	prior = min(max(coarse, faults), n - 1);

@@ -61,8 +61,15 @@ static void kmmscand_test_fault_hot(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(0, 1, 2, 2, false));
 	/* the scanner found it young in its last pass: the fault confirms */
 	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(1, 0, 2, 2, false));
-	/* room to spare: one fault is enough, as in NUMA balancing */
-	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(0, 0, 2, 2, true));
+	/*
+	 * room to spare: two windows of either source are enough, but a page
+	 * touched once never is (NUMA balancing would promote it)
+	 */
+	KUNIT_EXPECT_FALSE(test, kmmscand_fault_hot(0, 0, 2, 2, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_fault_hot(0, 0, 8, 8, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(0, 1, 8, 8, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(1, 0, 8, 8, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_fault_hot(1, 0, 8, 8, false));
 	/* K = 1: every fault */
 	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(0, 0, 2, 1, false));
 	KUNIT_EXPECT_TRUE(test, kmmscand_fault_hot(0, 0, 1, 1, false));

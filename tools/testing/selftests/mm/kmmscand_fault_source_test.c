@@ -36,14 +36,14 @@
 /* ---- /proc/vmstat ------------------------------------------------------- */
 
 enum { V_REC, V_FPROM, V_FALLBACK, V_APROM, V_PROM, V_SCAN, V_NB_CAND,
-	V_HINT, V_LOST, V_PASSES, NR_V };
+	V_HINT, V_LOST, V_PASSES, V_PTE_UPD, NR_V };
 
 static const char * const vnames[NR_V] = {
 	"kmmscand_fault_recorded", "kmmscand_fault_promoted",
 	"kmmscand_fault_fallback", "kmmscand_abit_promoted",
 	"kmmscand_promote_success", "kmmscand_pte_scanned",
 	"pgpromote_candidate", "numa_hint_faults", "kmmscand_record_lost",
-	"kmmscand_mm_scan",
+	"kmmscand_mm_scan", "numa_pte_updates",
 };
 
 /*
@@ -426,6 +426,98 @@ TEST_F_TIMEOUT(fault, both_sources, 120)
 	EXPECT_EQ(0UL, r.tc.mig_numa_hot) TH_LOG("the task migrated pages");
 	EXPECT_EQ(0UL, r.tc.rec_migrator);
 	EXPECT_EQ(0ULL, r.d[V_NB_CAND]);
+}
+
+#define ONCE_OBSERVE_MS		3000	/* watch the pages read once */
+#define ONCE_MIN_FREE_MB	256	/* node 0 free: "room to spare" */
+
+/*
+ * One rule for pages touched once (kmmscand_fault_hot()): with room to
+ * spare on node 0, a hint fault and one earlier window make a page hot,
+ * never the fault alone.  The hot set is promoted first (a page kept hot
+ * still is); then, once NUMA balancing has sampled the whole region again,
+ * every cold page is read once, which takes a hint fault on each sampled
+ * one.  For ONCE_OBSERVE_MS afterwards at most 1 % of the cold pages may
+ * be on node 0.  NUMA balancing's own rule would promote every page that
+ * faulted (its first-access rule while pgdat_free_space_enough()).
+ */
+TEST_F_TIMEOUT(fault, touched_once_not_promoted, 120)
+{
+	const unsigned long hot_first = 16 * MB / psize();
+	unsigned long long v0[NR_V], v1[NR_V], upd0;
+	unsigned long hot_n, cold_n, got, i, peak = 0;
+	struct node_count lo, hi, hot;
+	struct hot_thread h = {};
+	volatile uint64_t sum = 0;
+	long long t0, ms;
+	struct region r;
+	long free_kb;
+
+	free_kb = node_meminfo_kb(0, "MemFree:");
+	ASSERT_LT(ONCE_MIN_FREE_MB * 1024L, free_kb)
+		TH_LOG("node 0 has %ld kB free: no room to spare, the rule under test is not in play",
+		       free_kb);
+	ASSERT_EQ(0, sources_write("fault"));
+	vm_read(v0);
+	upd0 = v0[V_PTE_UPD];
+	ASSERT_EQ(0, region_on_node1(&r, REGION_MB * MB, 0, 0x0ce));
+	hot_n = HOT_MB * MB / psize();
+	cold_n = r.npages - hot_n;
+	hot_add(&h, r.base + hot_first * psize(), hot_n);
+	ASSERT_EQ(0, hot_start(&h));
+	ms = wait_promoted(&r, hot_first, hot_n, HOT_PCT, DEADLINE_MS, &got);
+	EXPECT_LE(0, ms) TH_LOG("hot set at %lu%% on node 0 after %d ms",
+				got, DEADLINE_MS);
+
+	/*
+	 * Wait until NUMA balancing has sampled (made PROT_NONE) as many
+	 * slow-tier PTEs as there are cold pages since the region was made;
+	 * it samples a PTE again only after its fault, so the cold ones
+	 * stay sampled until they are read.
+	 */
+	t0 = now_ms();
+	for (;;) {
+		vm_read(v0);
+		if (v0[V_PTE_UPD] - upd0 >= cold_n || now_ms() - t0 >= 30000)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	ASSERT_LE(upd0 + cold_n, v0[V_PTE_UPD])
+		TH_LOG("NUMA balancing sampled %llu PTEs in 30 s",
+		       v0[V_PTE_UPD] - upd0);
+
+	/* Every cold page, once. */
+	for (i = 0; i < r.npages; i++)
+		if (i < hot_first || i >= hot_first + hot_n)
+			sum += *(volatile uint64_t *)(r.base + i * psize());
+
+	t0 = now_ms();
+	do {
+		ASSERT_EQ(0, where_pages(0, r.base, hot_first, &lo));
+		ASSERT_EQ(0, where_pages(0, r.base + (hot_first + hot_n) * psize(),
+					 r.npages - hot_first - hot_n, &hi));
+		peak = lo.n[0] + hi.n[0] > peak ? lo.n[0] + hi.n[0] : peak;
+		if (100 * peak > cold_n)
+			break;
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < ONCE_OBSERVE_MS);
+	vm_read(v1);
+	ASSERT_EQ(0, where_pages(0, r.base + hot_first * psize(), hot_n, &hot));
+	hot_stop(&h);
+
+	ksft_print_msg("hot %lu/%lu on node 0; read once: %llu hint faults, cold on node 0 at most %lu/%lu in %lld ms\n",
+		       hot.n[0], hot_n, v1[V_HINT] - v0[V_HINT], peak, cold_n,
+		       now_ms() - t0);
+	/* The reads must have faulted, or nothing was tested. */
+	EXPECT_LE(cold_n / 2, v1[V_HINT] - v0[V_HINT])
+		TH_LOG("the cold pages read once took too few hint faults");
+	EXPECT_GE(cold_n, 100 * peak) TH_LOG("pages touched once were promoted");
+	EXPECT_LE(HOT_PCT * hot_n, 100 * hot.n[0])
+		TH_LOG("the hot set left node 0");
+	EXPECT_EQ(0UL, region_verify(&r, 0, hot_first, 0));
+	EXPECT_EQ(0UL, region_verify(&r, hot_first + hot_n,
+				     r.npages - hot_first - hot_n, 0));
+	region_unmap(&r);
 }
 
 /* The sources file: what it accepts, and the scanner idling without abit. */
