@@ -299,7 +299,8 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
  * it does more: the tier from the pfn (kmmscand_pfn_toptier(), no struct
  * page read), counted per table; then the Accessed bit of the value read,
  * so that a clear one costs no atomic test-and-clear and no mmu notifier
- * call, and, in a table with no history to age, no folio lookup either.  That last shortcut is only taken for an mm without mmu notifiers:
+ * call, and, in a table with no history to age, no folio lookup either.
+ * Those shortcuts are only taken for an mm without mmu notifiers:
  * a secondary MMU (KVM) keeps Accessed bits of its own which the PTE does
  * not show, and ptep_clear_young_notify() is what asks it, so in an mm
  * with notifiers every eligible slow-tier PTE still goes through it.
