@@ -293,6 +293,10 @@ def metrics(run, dur=None, fast="0"):
     m["kmmscand_pmd_skipped"] = v.get("kmmscand_pmd_skipped", 0)
     m["kmmscand_young"] = v.get("kmmscand_young", 0)
     m["kmmscand_candidate"] = v.get("kmmscand_candidate", 0)
+    # peak history memory (sampled every 0.1 s) and TLB flushes per second
+    m["history_peak_bytes"] = v.get("kmmscand_history_peak_bytes", 0)
+    m["tlb_flush_per_s"] = (v.get("kmmscand_tlb_flush", 0) / run["wall"]
+                            if run.get("wall") else None)
     for k in ("kmmscand_abit_promoted", "kmmscand_fault_promoted", "kmmscand_fault_recorded",
               "kmmscand_fault_fallback", "kmmscand_record_lost", "pgpromote_candidate"):
         m[k] = v.get(k, 0)
@@ -948,10 +952,14 @@ def main():
                       if all(sp) else "-")
         hot = statistics.mean(m.get("hot_tavg_pct") or 0 for m in ms)
         cpu = sum(m.get("promoter_cpu_s") or 0 for m in ms)
+        hist = max(m.get("history_peak_bytes") or 0 for m in ms)
+        flush = [m.get("tlb_flush_per_s") for m in ms if m.get("tlb_flush_per_s") is not None]
         summ.append("%-12s over %d workload%s: hot time-avg mean %.1f%%, geomean modelled "
-                    "speedup %s (L1/L0 %s), promoter CPU total %.1f s, metric wins %d" % (
+                    "speedup %s (L1/L0 %s), promoter CPU total %.1f s, metric wins %d, "
+                    "history peak %d kB, TLB flushes %.1f/s (mean)" % (
                         p, len(ms), "" if len(ms) == 1 else "s", hot, " / ".join(gs),
-                        " / ".join("%gx" % q for q in ratios), cpu, wins[p]))
+                        " / ".join("%gx" % q for q in ratios), cpu, wins[p], hist // 1024,
+                        statistics.mean(flush) if flush else 0.0))
     if sc:
         on = {m["policy"]: m for m in sc if m["status"] == "ok"}
         if "kmmscand" in on and "kmm-nopmd" in on:

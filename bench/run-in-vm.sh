@@ -584,10 +584,30 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	policy_on $p
 	echo "@@RATE $(policy_rate $p)"
 	[ $have_kmm = 1 ] && echo "@@INFO kmmscand $(cd $KMM && for f in *; do printf '%s=%s ' $f "$(cat $f)"; done)"
+	# The peak of kmmscand's history memory, sampled every 0.1 s under
+	# every policy alike (the sampler's own cost is the same for all).
+	hpid=
+	rm -f $TMP/hist.stop $TMP/hist.peak
+	if [ -r $KMM/history_bytes ]; then
+		(
+			peak=0
+			while [ ! -e $TMP/hist.stop ]; do
+				b=$(cat $KMM/history_bytes 2>/dev/null || echo 0)
+				[ "$b" -gt "$peak" ] && peak=$b && echo $peak > $TMP/hist.peak
+				sleep 0.1 2>/dev/null || sleep 1
+			done
+		) &
+		hpid=$!
+	fi
 	touch $TMP/go
 	wait $wpid
 	rc=$?
 	t1=$(date +%s)
+	if [ -n "$hpid" ]; then
+		touch $TMP/hist.stop
+		wait $hpid
+		echo "@@VMSTAT kmmscand_history_peak_bytes $(cat $TMP/hist.peak 2>/dev/null || echo 0)"
+	fi
 	cpu_snapshot $TMP/cpu1	# before DAMON stops: kdamond exits with it
 	case $p in damos*) damos_stats ;; esac
 	cat /proc/vmstat > $TMP/vm1

@@ -125,6 +125,30 @@ else
 	echo "not ok bench:report-t90-ties-within-period: report.py failed: $(tail -1 "$tmp/ties.out")"
 fi
 
+# Cost next to speed: the summary gives each policy's peak history memory
+# (kmmscand_history_peak_bytes, sampled by run-in-vm.sh) and its TLB
+# flushes per second of run (kmmscand_tlb_flush over wall).
+{
+	echo "@@ENV workloads=hotcold policies=none,kmmscand scancost=0 repeat=1 dur=10 sample_ms=100"
+	for p in none kmmscand; do
+		echo "@@RUN-BEGIN workload=hotcold policy=$p rep=1 args=--mode hotcold"
+		echo "T 1.0 hot_on0=0.5 cold_on0=0.0 acc_on0=0.5 ops=100"
+		result_100ms hotcold 1.0 1.000
+		if [ $p = kmmscand ]; then
+			echo "@@VMSTAT kmmscand_history_peak_bytes 131072"
+			echo "@@VMSTAT kmmscand_tlb_flush 24"
+		fi
+		echo "@@RUN-END workload=hotcold policy=$p rep=1 rc=0 wall=12"
+	done
+} > "$tmp/cost.log"
+if python3 "$here/report.py" "$tmp/cost.log" "$tmp/cost" > "$tmp/cost.out" 2>&1; then
+	grep -q '^kmmscand .*history peak 128 kB, TLB flushes 2.0/s' "$tmp/cost/summary.txt"
+	check bench:report-history-and-flush-rate $? \
+		"summary: $(grep '^kmmscand  *over' "$tmp/cost/summary.txt")"
+else
+	echo "not ok bench:report-history-and-flush-rate: report.py failed: $(tail -1 "$tmp/cost.out")"
+fi
+
 # REPEAT=1 (quick, full): a run left out is the only run of its workload x
 # policy.  zipf/kmmscand stalled (with a huge CPU time and all its hot set
 # fast at once); it must not enter kmmscand's summary, and every policy's
