@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* CPU time of a kernel thread, for the smoke programs. */
+/* CPU time of a kernel thread and /proc/vmstat counters, for the smoke programs. */
 #ifndef KTHREAD_CPU_H
 #define KTHREAD_CPU_H
 
@@ -42,6 +42,21 @@ static long long kthread_ticks(const char *comm)
 	}
 	if (d)
 		closedir(d);
+	return ret;
+}
+
+/* The value of /proc/vmstat counter @key, 0 if absent. */
+static unsigned long long vmstat(const char *key)
+{
+	unsigned long long v, ret = 0;
+	char name[64];
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %llu", name, &v) == 2)
+		if (!strcmp(name, key))
+			ret = v;
+	if (f)
+		fclose(f);
 	return ret;
 }
 

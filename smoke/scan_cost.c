@@ -39,20 +39,6 @@
 
 static long page_size;
 
-static unsigned long long vmstat(const char *key)
-{
-	unsigned long long v, ret = 0;
-	char name[64];
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, key))
-			ret = v;
-	if (f)
-		fclose(f);
-	return ret;
-}
-
 /* utime + stime in ms of the kthread named @comm, -1 if absent. */
 static long long kthread_ms(const char *comm)
 {

@@ -35,20 +35,6 @@ static char *base;
 static unsigned long npages;
 static volatile int phase;
 
-static unsigned long long vmstat(const char *key)
-{
-	unsigned long long v, ret = 0;
-	char name[64];
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, key))
-			ret = v;
-	if (f)
-		fclose(f);
-	return ret;
-}
-
 static long history_bytes(void)
 {
 	FILE *f = fopen("/sys/kernel/mm/kmmscand/history_bytes", "r");

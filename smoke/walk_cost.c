@@ -56,20 +56,6 @@ static void *touch(void *unused)
 	return NULL;
 }
 
-static unsigned long long vmstat(const char *key)
-{
-	unsigned long long v, ret = 0;
-	char name[64];
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, key))
-			ret = v;
-	if (f)
-		fclose(f);
-	return ret;
-}
-
 static double now(void)
 {
 	struct timespec t;
