@@ -39,6 +39,7 @@
 
 #include <linux/atomic.h>
 #include <linux/cpuset.h>
+#include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/kmmscand.h>
 #include <linux/log2.h>
@@ -80,10 +81,25 @@ static unsigned int kmmscand_rec_span_now(void)
 				 READ_ONCE(kmmscand_scan_period_max_ms));
 }
 
-/* The slot of @pfn in @rec and the tag that identifies @pfn there. */
-static u64 *kmmscand_rec_slot(u64 *rec, unsigned long pfn, u32 *tag)
+/*
+ * The slot of @folio's pfn in @rec and the tag that identifies the folio
+ * there.  The record outlives the folio: nothing clears it when the page
+ * is freed.  So the tag is not the pfn alone but a hash of it with the
+ * folio's mapping (an anon folio's anon_vma, a file folio's address space)
+ * and index, which a page reused by another process or file, or at
+ * another place of the same one, does not share: its new owner does not
+ * inherit the windows of the old one (a page touched once would otherwise
+ * be promoted on the evidence of whoever used the page before).  The
+ * folio is stable: the callers hold its page table lock.
+ */
+static u64 *kmmscand_rec_slot(u64 *rec, struct folio *folio, u32 *tag)
 {
-	*tag = (pfn >> kmmscand_rec_bits) & KMMSCAND_REC_TAG_MASK;
+	unsigned long pfn = folio_pfn(folio);
+	unsigned long owner = (unsigned long)READ_ONCE(folio->mapping) ^
+			      hash_long(folio->index, BITS_PER_LONG);
+
+	*tag = hash_long((pfn >> kmmscand_rec_bits) ^ owner, 32) &
+	       KMMSCAND_REC_TAG_MASK;
 	return &rec[pfn & (BIT(kmmscand_rec_bits) - 1)];
 }
 
@@ -144,7 +160,7 @@ void __kmmscand_record_abit(struct folio *folio, unsigned int history,
 	coarse = kmmscand_history_prior(history, n);
 	now = kmmscand_rec_now();
 	span = kmmscand_rec_span_now();
-	slot = kmmscand_rec_slot(rec, folio_pfn(folio), &tag);
+	slot = kmmscand_rec_slot(rec, folio, &tag);
 	old = READ_ONCE(*slot);
 	for (i = 0; i < KMMSCAND_REC_TRIES; i++) {
 		if (coarse && kmmscand_rec_other(old, tag, now, span))
@@ -273,7 +289,7 @@ bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
 	k = min(READ_ONCE(kmmscand_hot_threshold), n);
 	now = kmmscand_rec_now();
 	span = kmmscand_rec_span_now();
-	slot = kmmscand_rec_slot(rec, folio_pfn(folio), &tag);
+	slot = kmmscand_rec_slot(rec, folio, &tag);
 	kmmscand_rec_evidence(READ_ONCE(*slot), tag, now, span, &faults,
 			      &coarse);
 
