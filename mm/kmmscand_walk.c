@@ -296,7 +296,7 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
  * Most PTEs of a table the walk cannot skip need nothing: a top-tier page
  * is only counted, and a slow-tier page whose Accessed bit is clear only
  * ages its history.  So the loop decides from the PTE value alone before
- * it does more: the tier from the pfn (kmmscand_pfn_toptier(), no struct
+ * it does more: the tier from the pfn (kmmscand_pfn_span(), no struct
  * page read), counted per table; then the Accessed bit of the value read,
  * so that a clear one costs no atomic test-and-clear and no mmu notifier
  * call, and, in a table with no history to age, no folio lookup either.
@@ -351,15 +351,12 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		if (!folio || folio_is_zone_device(folio) ||
 		    !kmmscand_want_young(w, folio, 1))
 			continue;
-		if (notify || pte_young(ptent)) {
-			young = ptep_clear_young_notify(vma, addr, pte);
-			if (young) {
-				w->young++;
-				cleared = true;
-				kmmscand_keep_referenced(vma, folio);
-			}
-		} else {
-			young = false;
+		young = (notify || pte_young(ptent)) &&
+			ptep_clear_young_notify(vma, addr, pte);
+		if (young) {
+			w->young++;
+			cleared = true;
+			kmmscand_keep_referenced(vma, folio);
 		}
 		kmmscand_account(w, folio, addr, 1, young);
 		if (w->queue_full) {
