@@ -432,40 +432,6 @@ TEST_F_TIMEOUT(fault, both_sources, 120)
 #define ONCE_MIN_FREE_MB	256	/* node 0 free: "room to spare" */
 
 /*
- * A previous owner of slow-tier pages: a child places REGION_MB on node 1
- * and reads every page until NUMA balancing has taken a hint fault on
- * each, leaving kmmscand's per-page evidence behind (the caller set the
- * promotion rate limit to 0, so its pages stay where they are), then
- * exits.  Its pages go back to node 1's free lists,
- * where the next region placed on node 1 mostly finds them again.  Exits
- * 0 once it saw that many hint faults, 2 if not within 30 s.
- */
-static int previous_owner(void)
-{
-	unsigned long long v0[NR_V], v[NR_V];
-	uint64_t sum = 0;
-	struct region p;
-	unsigned long i;
-	long long t0;
-
-	if (region_on_node1(&p, REGION_MB * MB, 0, 0xbad))
-		return 1;
-	vm_read(v0);
-	t0 = now_ms();
-	do {
-		for (i = 0; i < p.npages; i++)
-			sum += __atomic_load_n((uint64_t *)(p.base + i * psize()),
-					       __ATOMIC_RELAXED);
-		asm volatile("" : : "r"(sum) : "memory");
-		vm_read(v);
-		if (v[V_HINT] - v0[V_HINT] >= p.npages)
-			return 0;
-		sleep_ms(POLL_MS);
-	} while (now_ms() - t0 < 30000);
-	return 2;
-}
-
-/*
  * One rule for pages touched once (kmmscand_fault_hot()): with room to
  * spare on node 0, a hint fault and one earlier window make a page hot,
  * never the fault alone.  The hot set is promoted first (a page kept hot
@@ -474,10 +440,6 @@ static int previous_owner(void)
  * one.  For ONCE_OBSERVE_MS afterwards at most 1 % of the cold pages may
  * be on node 0.  NUMA balancing's own rule would promote every page that
  * faulted (its first-access rule while pgdat_free_space_enough()).
- *
- * The pages come from a previous owner that took hint faults on them
- * (previous_owner()): evidence about a page's last owner must not count
- * for its new one.
  */
 TEST_F_TIMEOUT(fault, touched_once_not_promoted, 120)
 {
@@ -489,26 +451,12 @@ TEST_F_TIMEOUT(fault, touched_once_not_promoted, 120)
 	uint64_t sum = 0;
 	long long t0, ms;
 	struct region r;
-	long long rate = 0;
-	int status;
 	long free_kb;
-	pid_t pid;
 
 	free_kb = node_meminfo_kb(0, "MemFree:");
 	ASSERT_LT(ONCE_MIN_FREE_MB * 1024L, free_kb)
 		TH_LOG("node 0 has %ld kB free: no room to spare", free_kb);
 	ASSERT_EQ(0, sources_write("fault"));
-	ASSERT_EQ(0, knob_get(KNOB_PROMOTE_RATE_LIMIT_MBPS, &rate));
-	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 0));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(previous_owner());
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, rate));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("the previous owner did not fault on its pages (status %#x)",
-		       status);
 	vm_read(v0);
 	upd0 = v0[V_PTE_UPD];
 	ASSERT_EQ(0, region_on_node1(&r, REGION_MB * MB, 0, 0x0ce));
