@@ -414,12 +414,14 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 		scanned = vm_delta(&v0, &v1, S_PTE_SCANNED) > 0;
 		tap(scanned, "kmmscand scanned under load (+%lld PTEs)",
 		    vm_delta(&v0, &v1, S_PTE_SCANNED));
-		if (vm_delta(&v0, &v1, S_PROMOTE_SUCCESS) > 0)
-			tap(true, "promotion ran under load (+%lld pages)",
-			    vm_delta(&v0, &v1, S_PROMOTE_SUCCESS));
-		else
-			tap_skip("promotion ran during the stress",
-				 "no page promoted (throttled?)");
+		/*
+		 * The knob writer turns promotion off only for a moment and
+		 * the workers keep hot pages on node 1: a stress run with no
+		 * promotion at all is a migrator that stopped, not a SKIP.
+		 */
+		tap(vm_delta(&v0, &v1, S_PROMOTE_SUCCESS) > 0,
+		    "promotion ran under load (+%lld pages)",
+		    vm_delta(&v0, &v1, S_PROMOTE_SUCCESS));
 	}
 	tap(stress_knobs_restore(), "knobs restored");
 	return tap_failed ? KSFT_FAIL : KSFT_PASS;
