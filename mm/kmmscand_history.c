@@ -370,7 +370,7 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 		} else if (w->detect_only) {
 			w->candidates++;
 			nhist = 0;
-		} else if (kmmscand_queue_folio(folio, ms->slot.mm, target,
+		} else if (kmmscand_queue_folio(folio, ms->slot.mm, addr, target,
 						folio_nr_pages(folio),
 						KMMSCAND_SRC_ABIT)) {
 			/*

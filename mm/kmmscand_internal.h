@@ -25,8 +25,8 @@
  * mm's registry slot.  The scanner tells the record what its passes saw;
  * the record never calls the scanner.
  *
- * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
- * kmmscand_mm_lock.
+ * Lock order: kmmscand_batch_mutex, then mmap_lock, the PTL,
+ * kmmscand_queue_lock, kmmscand_mm_lock.
  */
 #ifndef _MM_KMMSCAND_INTERNAL_H
 #define _MM_KMMSCAND_INTERNAL_H
@@ -332,13 +332,16 @@ static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
  * @pfn: the first page frame of the folio
  * @mapping: folio->mapping when it was queued (anon_vma or address_space)
  * @index: folio->index when it was queued
- * @mm: the mm it was found in; a key for purging, never dereferenced
+ * @mm: the mm it was found in, with a reference (mmgrab()) while queued
+ * @addr: the address it was found at in @mm
  * @nid: the target node chosen by the scanner
  * @src: the node the folio was on when it was queued (for tracing)
  * @nr: pages in the folio when it was queued
  * @source: the source that found it hot (enum kmmscand_source)
- * @gone: in the in-flight batch: KMMSCAND_ALIVE, or the reason the mm no
- *	longer wants it (exit, opt-out), set by kmmscand_queue_purge()
+ * @gone: KMMSCAND_ALIVE, or why it is to be discarded: the mm opted out
+ *	or kmmscand was disabled (kmmscand_queue_purge()), or, found by the
+ *	migrator's recheck, the mm exited or its policy no longer allows
+ *	the target
  * @requeued: in the in-flight batch: put back to the ring, whose copy now
  *	holds the PFN's place in the set of queued PFNs
  *
@@ -353,6 +356,7 @@ struct kmmscand_cand {
 	void *mapping;
 	pgoff_t index;
 	struct mm_struct *mm;
+	unsigned long addr;
 	int nid;
 	int src;
 	unsigned int nr;
@@ -368,7 +372,8 @@ extern struct kmmscand_cand *kmmscand_batch;
 int kmmscand_queue_init(void);
 void kmmscand_queue_free(void);
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
-			  int nid, unsigned int nr, enum kmmscand_source source);
+			  unsigned long addr, int nid, unsigned int nr,
+			  enum kmmscand_source source);
 bool kmmscand_pfn_queued(unsigned long pfn);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 unsigned int kmmscand_queue_held(void);
@@ -380,6 +385,9 @@ void kmmscand_requeue(struct kmmscand_cand *e);
 /* Target node (mm/kmmscand_target.c). */
 void kmmscand_target_failed(struct mm_struct *mm, int nid);
 bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid);
+bool kmmscand_vma_nodes(struct vm_area_struct *vma, unsigned long addr,
+			const nodemask_t *cpuset, const nodemask_t *owner,
+			bool owner_mof, nodemask_t *allowed);
 void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
 			  nodemask_t *nodes, bool *mof);
 int kmmscand_target(struct kmmscand_walk *w, int src);

@@ -191,6 +191,101 @@ static unsigned int kmmscand_migrate_list(struct list_head *folios, int nid,
 	return nr_succeeded;
 }
 
+/* The owner's nodes for kmmscand_recheck(): only the migrator uses them. */
+static nodemask_t kmmscand_rc_cpuset, kmmscand_rc_owner, kmmscand_rc_allowed;
+
+/* Mark a candidate of the batch as dropped, unless purged meanwhile. */
+static void kmmscand_cand_drop(struct kmmscand_cand *e, int why)
+{
+	if (cmpxchg(&e->gone, KMMSCAND_ALIVE, why) == KMMSCAND_ALIVE)
+		trace_kmmscand_candidate_drop(e->pfn, e->src, why);
+}
+
+/*
+ * Check the candidates of one mm, [first, last) of the batch, against what
+ * the mm allows now, before any is moved to @nid: the mm still has users
+ * and has not opted out, the candidate's address is still mapped, and the
+ * memory policy there and the owner's cpuset still allow @nid.  A policy
+ * or cpuset change after the candidate was queued (it may have waited
+ * behind the rate limit or a full node for long) then stops its
+ * promotion.  A change while the batch migrates may still see it moved,
+ * as a change during a NUMA hint fault's migration may.  The ones that
+ * fail are marked gone; if the mm's mmap_lock is contended, the ones not
+ * yet checked go back to the queue (the scanner does not wait for it
+ * either).  Returns the pages put back.
+ */
+static unsigned long kmmscand_recheck_mm(unsigned int first,
+					 unsigned int last, int nid)
+{
+	struct mm_struct *mm = kmmscand_batch[first].mm;
+	unsigned long requeued = 0;
+	unsigned int i;
+	bool mof;
+
+	if (!mmget_not_zero(mm)) {
+		for (i = first; i < last; i++)
+			kmmscand_cand_drop(&kmmscand_batch[i],
+					   KMMSCAND_DROP_EXIT);
+		return 0;
+	}
+	if (test_bit(MMF_KMMSCAND_OFF, &mm->flags)) {
+		for (i = first; i < last; i++)
+			kmmscand_cand_drop(&kmmscand_batch[i],
+					   KMMSCAND_DROP_OPTOUT);
+		goto out;
+	}
+	if (!mmap_read_trylock(mm)) {
+		for (i = first; i < last; i++) {
+			struct kmmscand_cand *e = &kmmscand_batch[i];
+
+			if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
+				continue;
+			requeued += e->nr;
+			kmmscand_requeue(e);
+		}
+		goto out;
+	}
+
+	kmmscand_owner_nodes(mm, &kmmscand_rc_cpuset, &kmmscand_rc_owner, &mof);
+	for (i = first; i < last; i++) {
+		struct kmmscand_cand *e = &kmmscand_batch[i];
+		struct vm_area_struct *vma;
+
+		if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
+			continue;
+		vma = vma_lookup(mm, e->addr);
+		if (!vma || !kmmscand_vma_nodes(vma, e->addr, &kmmscand_rc_cpuset,
+						&kmmscand_rc_owner, mof,
+						&kmmscand_rc_allowed) ||
+		    !node_isset(nid, kmmscand_rc_allowed))
+			kmmscand_cand_drop(e, KMMSCAND_DROP_POLICY);
+	}
+	mmap_read_unlock(mm);
+out:
+	/* Not the last user's exit_mmap() in this thread. */
+	mmput_async(mm);
+	return requeued;
+}
+
+/*
+ * kmmscand_recheck_mm() for each mm of the group [first, last).  Returns
+ * the pages put back to the queue.
+ */
+static unsigned long kmmscand_recheck(unsigned int first, unsigned int last,
+				      int nid)
+{
+	unsigned long requeued = 0;
+	unsigned int i, j;
+
+	for (i = first; i < last; i = j) {
+		for (j = i + 1; j < last; j++)
+			if (kmmscand_batch[j].mm != kmmscand_batch[i].mm)
+				break;
+		requeued += kmmscand_recheck_mm(i, j, nid);
+	}
+	return requeued;
+}
+
 /* Pages promoted, per source. */
 static const enum vm_event_item kmmscand_promoted_event[KMMSCAND_NR_SOURCES] = {
 	[KMMSCAND_SRC_ABIT] = KMMSCAND_ABIT_PROMOTED,
@@ -199,13 +294,16 @@ static const enum vm_event_item kmmscand_promoted_event[KMMSCAND_NR_SOURCES] = {
 
 /*
  * Promote the candidates [first, last) of the batch, all towards @nid and
- * all from one source.  Returns the pages that were deferred (put back to
- * the queue).
+ * all from one source, sorted by mm.  Returns the pages that were deferred
+ * (put back to the queue); adds the pages handed to migrate_pages() to
+ * @tried.
  */
 static unsigned long kmmscand_promote_group(unsigned int first,
-					    unsigned int last, int nid, u64 now)
+					    unsigned int last, int nid, u64 now,
+					    unsigned long *tried)
 {
 	unsigned long pages = 0, isolated = 0, failed, nr_succeeded = 0;
+	unsigned long requeued = 0;
 	struct mem_cgroup *memcg = NULL, *cur = NULL;
 	int reason = KMMSCAND_GROUP_GO;
 	LIST_HEAD(folios);
@@ -222,18 +320,25 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	if (reason >= 0) {
 		count_vm_event(reason == KMMSCAND_THROTTLE_WATERMARK ?
 			       KMMSCAND_DEFER_WATERMARK :
+			       reason == KMMSCAND_THROTTLE_RATELIMIT ?
+			       KMMSCAND_DEFER_RATELIMIT :
 			       KMMSCAND_DEFER_DEMOTION);
 		trace_kmmscand_throttle(reason, nid, pages);
 		for (i = last; i > first; i--)
 			kmmscand_requeue(&kmmscand_batch[i - 1]);
 		return pages;
 	}
+	if (reason == KMMSCAND_GROUP_GO)
+		requeued = kmmscand_recheck(first, last, nid);
 
 	for (i = first; i < last; i++) {
 		struct kmmscand_cand *e = &kmmscand_batch[i];
 		int gone = READ_ONCE(e->gone);
 		struct folio *folio = NULL;
 
+		/* Put back (mmap_lock contended), or dropped on the way. */
+		if (e->requeued || gone == KMMSCAND_DROP_DEFER)
+			continue;
 		if (gone == KMMSCAND_ALIVE &&
 		    reason != KMMSCAND_GROUP_TARGET_GONE)
 			folio = kmmscand_cand_folio(e);
@@ -263,6 +368,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		}
 		/* The folio may have been split since it was queued. */
 		isolated += folio_nr_pages(folio);
+		*tried += folio_nr_pages(folio);
 		/* The isolation holds its own reference now. */
 		folio_put(folio);
 		list_add_tail(&folio->lru, &folios);
@@ -272,7 +378,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	nr_succeeded += kmmscand_migrate_list(&folios, nid, memcg);
 	mem_cgroup_put(memcg);
 	if (!isolated)
-		return 0;
+		return requeued;
 
 	failed = isolated - min(isolated, nr_succeeded);
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
@@ -285,11 +391,10 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 				     MR_KMMSCAND, kmmscand_batch[first].source);
 
 	/*
-	 * Nothing moved: let the mms involved back off this target.  Only
-	 * mms whose candidates were not purged meanwhile: a purged mm may be
-	 * gone, and its address reused by a new mm.  Under kmmscand_queue_lock
-	 * a not yet purged mm stays registered or at least allocated, because
-	 * both paths that unregister an mm purge it before they drop it.
+	 * Nothing moved: let the mms involved back off this target.  The
+	 * candidates hold their mm_structs, so none of them has been freed
+	 * and reused for another mm; one that has exited is not registered
+	 * any more and is not found.
 	 */
 	if (!nr_succeeded) {
 		struct mm_struct *prev = NULL;
@@ -305,13 +410,34 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		}
 		spin_unlock(&kmmscand_queue_lock);
 	}
-	return 0;
+	return requeued;
 }
 
 /* Drop everything queued: kmmscand was disabled or the rate set to 0. */
 static void kmmscand_drain_all(void)
 {
+	unsigned long pulled;
+	unsigned int n;
+
+	if (!kmmscand_queue_held())
+		return;
 	kmmscand_queue_purge(NULL, KMMSCAND_DROP_OFF);
+	do {
+		unsigned int i;
+
+		n = kmmscand_batch_get(ULONG_MAX, &pulled);
+		for (i = 0; i < n; i++) {
+			struct kmmscand_cand *e = &kmmscand_batch[i];
+			bool exited = !atomic_read(&e->mm->mm_users);
+
+			kmmscand_cand_drop(e, exited ? KMMSCAND_DROP_EXIT :
+					   KMMSCAND_DROP_OFF);
+			count_vm_event(exited ? KMMSCAND_FAIL_EXIT :
+				       KMMSCAND_FAIL_STALE);
+		}
+		kmmscand_batch_put(n);
+		cond_resched();
+	} while (n);
 }
 
 /*
@@ -322,7 +448,7 @@ static long kmmscand_migrate_once(void)
 {
 	unsigned int rate = READ_ONCE(kmmscand_promote_rate_mbps);
 	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
-	unsigned long want, pulled, deferred = 0;
+	unsigned long want, pulled, deferred = 0, tried = 0;
 	unsigned int i, n;
 	long wait;
 	u64 now;
@@ -342,12 +468,15 @@ static long kmmscand_migrate_once(void)
 		return wait;
 
 	n = kmmscand_batch_get(want, &pulled);
-	/* Unused tokens go back (the queue may have shrunk meanwhile). */
-	if (pulled < want)
-		kmmscand_rate_return(want - pulled);
-
-	/* Folios faulted in on this CPU may still wait to enter the LRU. */
-	lru_add_drain();
+	/*
+	 * No lru_add_drain() before the batch: it would drain only the CPU
+	 * this thread happens to run on, a guess at where the candidates'
+	 * folios wait, and lru_add_drain_all() costs every CPU a work item
+	 * per batch.  A folio still in some CPU's LRU batch fails isolation
+	 * (kmmscand_fail_isolate) and is queued again by the next pass that
+	 * finds it young; a candidate was young for at least one pass, long
+	 * enough for a 15-folio LRU batch on a busy CPU to be added.
+	 */
 	for (i = 0; i < n; ) {
 		unsigned int j = i + 1;
 
@@ -355,18 +484,20 @@ static long kmmscand_migrate_once(void)
 		       kmmscand_batch[j].source == kmmscand_batch[i].source)
 			j++;
 		deferred += kmmscand_promote_group(i, j, kmmscand_batch[i].nid,
-						   now);
+						   now, &tried);
 		i = j;
 		cond_resched();
 	}
 
 	kmmscand_batch_put(n);
 
-	if (deferred) {
-		kmmscand_rate_return(deferred);
-		/* Let kswapd or the demotion window make progress. */
-		return KMMSCAND_DEFER_PAUSE;
-	}
+	/*
+	 * Tokens are spent on what was handed to migrate_pages(); the rest
+	 * go back: pages not pulled, deferred, or dropped as stale.
+	 */
+	kmmscand_rate_return(want - min(want, tried));
+	if (deferred)
+		return KMMSCAND_DEFER_PAUSE;	/* for kswapd or the demotion window */
 	return 0;
 }
 

@@ -5,8 +5,9 @@
  * Every user mm is registered at fork and exec (khugepaged style: struct
  * mm_slot hash + list under one spinlock) unless its process opted out,
  * and leaves the registry in __mmput(), or when the scanner finds it gone
- * (kmmscand_collect()).  Either way its queued promotion candidates are
- * dropped.  Nothing is registered before kmmscand_init() succeeded, nor on
+ * (kmmscand_collect()).  Its queued promotion candidates stay queued: the
+ * migration thread drops them when it finds the mm without users.
+ * Nothing is registered before kmmscand_init() succeeded, nor on
  * a machine without a slow tier.
  *
  * The tunables are defined here too: the registry is the first to read
@@ -218,14 +219,16 @@ void __kmmscand_enter(struct mm_struct *mm)
  * __kmmscand_exit - unregister an mm whose last user is gone
  * @mm: the mm, from __mmput() before exit_mmap()
  *
- * Drops the mm's queued candidates.  If the scanner is positioned on this
- * mm's slot, the slot is left for the scanner to free (kmmscand_release()):
+ * O(1): the mm's queued candidates stay queued, each holding the
+ * mm_struct, and the migrator drops them when it finds the mm without
+ * users.  If the scanner is positioned on this mm's slot, the slot is
+ * left for the scanner to free (kmmscand_release()):
  * it cannot be walking the page tables, because it only does so holding an
  * mm_users reference (mmget_not_zero()), and mm_users is already 0 here.
  * Whoever takes the slot out of the registry traces kmmscand_mm_exit, so
  * every registration is matched by exactly one such event.
  *
- * Context: process context; may sleep (kmmscand_queue_purge()).
+ * Context: process context; may sleep (freeing the mm's access history).
  */
 void __kmmscand_exit(struct mm_struct *mm)
 {
@@ -244,8 +247,6 @@ void __kmmscand_exit(struct mm_struct *mm)
 		}
 	}
 	spin_unlock(&kmmscand_mm_lock);
-
-	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
 
 	if (free) {
 		trace_kmmscand_mm_exit(mm);
@@ -299,15 +300,14 @@ bool kmmscand_collect(struct kmmscand_mm_slot *ms)
  * @ms: a slot kmmscand_collect() took out
  *
  * Its mm may not have reached __kmmscand_exit() yet, and will find it
- * unregistered: drop its candidates and trace the exit here.
+ * unregistered: trace the exit here.
  *
- * Context: process context; may sleep (kmmscand_queue_purge()).
+ * Context: process context; may sleep (freeing the mm's access history).
  */
 void kmmscand_release(struct kmmscand_mm_slot *ms)
 {
 	struct mm_struct *mm = ms->slot.mm;
 
-	kmmscand_queue_purge(mm, KMMSCAND_DROP_EXIT);
 	trace_kmmscand_mm_exit(mm);
 	clear_bit(MMF_VM_KMMSCAND, &mm->flags);
 	kmmscand_slot_free(ms);

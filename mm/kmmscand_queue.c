@@ -5,17 +5,22 @@
  *
  * The scanner and the hint-fault source (mm/kmmscand_record.c) hand
  * candidates over through a bounded ring: the PFN of a folio and what
- * identifies it (mapping and index), the mm it was found in (an opaque key
- * for purging, never dereferenced here), the target node, its size and the
- * source.  A queued candidate holds no folio reference.  Neither source
- * blocks: when the ring is full the scanner stops its visit and resumes
- * there later, and a hint fault drops its candidate.
+ * identifies it (mapping and index), the mm and address it was found at,
+ * the target node, its size and the source.  A queued candidate holds no
+ * folio reference, only one on the mm_struct (mmgrab()), so that the
+ * migrator can recheck the mm's memory policy before it moves the folio.
+ * Neither source blocks: when the ring is full the scanner stops its visit
+ * and resumes there later, and a hint fault drops its candidate.
  *
  * The migration thread takes a batch of candidates out of the ring at a
  * time (kmmscand_batch_get()), puts back the ones it defers
  * (kmmscand_requeue()) and releases the batch (kmmscand_batch_put()).  An
- * mm that exits or opts out meanwhile has its candidates dropped from the
- * ring and marked in the batch (kmmscand_queue_purge()).
+ * mm that exits leaves its candidates queued: exit costs nothing here, and
+ * the migrator finds the mm without users.  An mm that opts out, or
+ * kmmscand disabled, marks the candidates concerned, in the ring and in
+ * the batch (kmmscand_queue_purge()); the migrator discards them.  Work
+ * proportional to the queue (sorting a batch, releasing it) is done
+ * outside kmmscand_queue_lock, which hint faults take.
  */
 
 #include <linux/kmmscand.h>
@@ -36,8 +41,8 @@
  * kmmscand_queue_lock; the batch contents other than @gone also belong to
  * the migrator, which holds kmmscand_batch_mutex while a batch is out.
  *
- * Lock order: kmmscand_batch_mutex, then the PTL, kmmscand_queue_lock,
- * kmmscand_mm_lock (mm/kmmscand_mm.c).
+ * Lock order: kmmscand_batch_mutex, then mmap_lock, the PTL,
+ * kmmscand_queue_lock, kmmscand_mm_lock (mm/kmmscand_mm.c).
  */
 static struct kmmscand_cand *kmmscand_ring;
 static unsigned int kmmscand_ring_head;
@@ -51,8 +56,10 @@ DEFINE_SPINLOCK(kmmscand_queue_lock);
 /*
  * The PFNs held by the ring or the batch, so that a folio is queued once:
  * a folio shared by several mms, or found hot again while its batch was
- * deferred, is not queued (and looked up, and tried) twice.  Updated under
- * kmmscand_queue_lock; a failed insertion only allows a duplicate.
+ * deferred, is not queued (and looked up, and tried) twice.  Looked up and
+ * stored under kmmscand_queue_lock; erased outside it when a batch is
+ * released, which only makes a folio look queued a moment longer.  A
+ * failed insertion only allows a duplicate.
  */
 static DEFINE_XARRAY(kmmscand_queued);
 static DEFINE_MUTEX(kmmscand_batch_mutex);
@@ -65,14 +72,16 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
 /**
  * kmmscand_queue_folio - offer a hot folio for promotion
  * @folio: the folio; the caller holds the PTL of a mapping of it
- * @mm: the mm it was found in (key only)
+ * @mm: the mm it was found in
+ * @addr: the address of @folio in @mm (of the page that was found hot)
  * @nid: target node
  * @nr: pages in @folio
  * @source: the source that found it hot
  *
  * Never blocks and takes no folio reference: the candidate is recorded by
- * PFN and identity (mapping, index) and looked up again at batch time.  A
- * folio that is already queued is not queued again.  Nothing is queued for
+ * PFN and identity (mapping, index) and looked up again at batch time.  It
+ * holds a reference on the mm_struct (mmgrab()), dropped when it leaves
+ * the queue.  A folio that is already queued is not queued again.  Nothing is queued for
  * an mm that opted out: checked under the queue lock, which the opt-out's
  * purge takes after setting the flag, so that a source that does not hold
  * mmap_lock (a hint fault under the VMA lock) cannot queue behind it.
@@ -84,7 +93,8 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * queue is full.
  */
 bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
-			  int nid, unsigned int nr, enum kmmscand_source source)
+			  unsigned long addr, int nid, unsigned int nr,
+			  enum kmmscand_source source)
 {
 	unsigned long pfn = folio_pfn(folio);
 	struct kmmscand_cand *e;
@@ -108,7 +118,9 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 	e->pfn = pfn;
 	e->mapping = READ_ONCE(folio->mapping);
 	e->index = folio->index;
+	mmgrab(mm);
 	e->mm = mm;
+	e->addr = addr;
 	e->nid = nid;
 	e->src = folio_nid(folio);
 	e->nr = nr;
@@ -137,18 +149,22 @@ bool kmmscand_pfn_queued(unsigned long pfn)
 
 /**
  * kmmscand_queue_purge - drop the queued candidates of an mm
- * @mm: the mm (key only), or NULL for all
- * @why: KMMSCAND_DROP_EXIT, _OPTOUT or _OFF
+ * @mm: the mm, or NULL for all
+ * @why: KMMSCAND_DROP_OPTOUT or KMMSCAND_DROP_OFF
  *
- * Candidates already taken into a batch are marked so that the migrator
- * skips them.  For an opt-out, also waits until a batch in flight has
- * finished, so that no page of the mm is promoted after this returns.
+ * Marks the candidates, in the ring and in the batch in flight, so that
+ * the migrator discards them when it comes to them; the ring keeps their
+ * places until then.  For an opt-out, also waits until a batch in flight
+ * has finished, so that no page of the mm is promoted after this returns.
+ * A batch that is being sorted is not seen here: the migrator checks the
+ * opt-out flag of each mm after it has published the batch, before it
+ * promotes a candidate or puts one back.
  *
  * Context: process context; for an opt-out sleeps (kmmscand_batch_mutex).
  */
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 {
-	unsigned int i, kept = 0, dropped = 0;
+	unsigned int i;
 
 	/* An opt-out always locks: see kmmscand_queue_folio(). */
 	if (why != KMMSCAND_DROP_OPTOUT && !READ_ONCE(kmmscand_nr_held))
@@ -158,27 +174,20 @@ void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why)
 	for (i = 0; i < kmmscand_ring_len; i++) {
 		struct kmmscand_cand *e = kmmscand_ring_at(i);
 
-		if (mm && e->mm != mm) {
-			if (kept != i)
-				*kmmscand_ring_at(kept) = *e;
-			kept++;
+		if ((mm && e->mm != mm) || e->gone != KMMSCAND_ALIVE)
 			continue;
-		}
-		kmmscand_ring_pages -= e->nr;
-		xa_erase(&kmmscand_queued, e->pfn);
+		e->gone = why;
 		trace_kmmscand_candidate_drop(e->pfn, e->src, why);
-		dropped++;
 	}
-	kmmscand_ring_len = kept;
-	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - dropped);
-	/* The batch is sorted before it is published: indices are stable. */
-	for (i = 0; i < kmmscand_batch_len; i++)
-		if (!mm || kmmscand_batch[i].mm == mm)
-			WRITE_ONCE(kmmscand_batch[i].gone, why);
-	spin_unlock(&kmmscand_queue_lock);
+	/* The migrator marks batch entries too, without the lock. */
+	for (i = 0; i < kmmscand_batch_len; i++) {
+		struct kmmscand_cand *e = &kmmscand_batch[i];
 
-	count_vm_events(why == KMMSCAND_DROP_EXIT ? KMMSCAND_FAIL_EXIT :
-			KMMSCAND_FAIL_STALE, dropped);
+		if ((!mm || e->mm == mm) &&
+		    cmpxchg(&e->gone, KMMSCAND_ALIVE, why) == KMMSCAND_ALIVE)
+			trace_kmmscand_candidate_drop(e->pfn, e->src, why);
+	}
+	spin_unlock(&kmmscand_queue_lock);
 wait:
 	if (why == KMMSCAND_DROP_OPTOUT) {
 		mutex_lock(&kmmscand_batch_mutex);
@@ -190,8 +199,9 @@ wait:
  * kmmscand_requeue - put a deferred candidate back at the head of the ring
  * @e: an entry of the batch in flight
  *
- * A candidate of an mm that was purged meanwhile, or one that finds the
- * ring full, is dropped instead.
+ * A candidate of an mm that was purged, has exited or has opted out
+ * meanwhile, or one that finds the ring full, is dropped instead and
+ * marked KMMSCAND_DROP_DEFER: the batch is done with it.
  *
  * Context: the migration thread, holding the batch; takes
  * kmmscand_queue_lock.
@@ -199,11 +209,18 @@ wait:
 void kmmscand_requeue(struct kmmscand_cand *e)
 {
 	bool kept = false;
-	int gone;
+	int gone, why;
 
 	spin_lock(&kmmscand_queue_lock);
 	gone = e->gone;
-	if (gone == KMMSCAND_ALIVE &&
+	why = gone;
+	/* The candidate holds the mm_struct: its fields can be read. */
+	if (why == KMMSCAND_ALIVE && !atomic_read(&e->mm->mm_users))
+		why = KMMSCAND_DROP_EXIT;
+	else if (why == KMMSCAND_ALIVE &&
+		 test_bit(MMF_KMMSCAND_OFF, &e->mm->flags))
+		why = KMMSCAND_DROP_OPTOUT;
+	if (why == KMMSCAND_ALIVE &&
 	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
 		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
 				     KMMSCAND_QUEUE_LEN;
@@ -212,18 +229,24 @@ void kmmscand_requeue(struct kmmscand_cand *e)
 		kmmscand_ring_pages += e->nr;
 		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
 		kept = true;
+	} else {
+		WRITE_ONCE(e->gone, KMMSCAND_DROP_DEFER);
 	}
 	spin_unlock(&kmmscand_queue_lock);
-	/* The ring's copy keeps the PFN queued; this one is done. */
+	/* The ring's copy keeps the PFN queued and the mm held. */
 	if (kept) {
 		e->requeued = true;
 		return;
 	}
-	trace_kmmscand_candidate_drop(e->pfn, e->src, KMMSCAND_DROP_DEFER);
+	/* A purge traced the candidates it marked. */
 	if (gone == KMMSCAND_ALIVE)
+		trace_kmmscand_candidate_drop(e->pfn, e->src,
+					      why == KMMSCAND_ALIVE ?
+					      KMMSCAND_DROP_DEFER : why);
+	if (why == KMMSCAND_ALIVE)
 		count_vm_event(KMMSCAND_CANDIDATE_DROP);
 	else
-		count_vm_event(gone == KMMSCAND_DROP_EXIT ?
+		count_vm_event(why == KMMSCAND_DROP_EXIT ?
 			       KMMSCAND_FAIL_EXIT : KMMSCAND_FAIL_STALE);
 }
 
@@ -282,7 +305,8 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
  *
  * Moves candidates from the head of the ring into kmmscand_batch, up to
  * @want pages but at least one candidate, and sorts them by target node,
- * source and mm.
+ * source and mm.  The sort runs outside kmmscand_queue_lock, before the
+ * batch is published to kmmscand_queue_purge().
  *
  * Context: the migration thread; sleeps.  Returns holding
  * kmmscand_batch_mutex, which kmmscand_batch_put() releases.
@@ -307,12 +331,14 @@ unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled)
 		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
 		kmmscand_ring_len--;
 	}
+	spin_unlock(&kmmscand_queue_lock);
 	/*
 	 * Sort before publishing the batch: kmmscand_queue_purge() marks
-	 * batch entries by index under this lock.
+	 * batch entries by index under the lock.
 	 */
 	sort(kmmscand_batch, n, sizeof(*kmmscand_batch), kmmscand_cand_cmp,
 	     NULL);
+	spin_lock(&kmmscand_queue_lock);
 	kmmscand_batch_len = n;
 	spin_unlock(&kmmscand_queue_lock);
 	return n;
@@ -324,6 +350,9 @@ unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled)
  *
  * The PFNs of the batch can be queued again: whatever happened to them
  * (migrated, put back to the ring or dropped), the batch is done with them.
+ * The mm references of the candidates that were not put back are dropped.
+ * Both outside kmmscand_queue_lock: until its PFN is erased, a folio only
+ * looks queued a moment longer.
  *
  * Context: the migration thread, holding kmmscand_batch_mutex, which is
  * released.
@@ -333,13 +362,19 @@ void kmmscand_batch_put(unsigned int n)
 	unsigned int i;
 
 	spin_lock(&kmmscand_queue_lock);
-	/* Done with these folios (migrated, put back or dropped). */
-	for (i = 0; i < n; i++)
-		if (!kmmscand_batch[i].requeued)
-			xa_erase(&kmmscand_queued, kmmscand_batch[i].pfn);
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held - kmmscand_batch_len);
 	kmmscand_batch_len = 0;
 	spin_unlock(&kmmscand_queue_lock);
+	for (i = 0; i < n; i++) {
+		struct kmmscand_cand *e = &kmmscand_batch[i];
+
+		if (e->requeued)
+			continue;
+		xa_erase(&kmmscand_queued, e->pfn);
+		mmdrop(e->mm);
+		if (!(i % 64))
+			cond_resched();
+	}
 	mutex_unlock(&kmmscand_batch_mutex);
 }
 

@@ -166,8 +166,12 @@ void __kmmscand_record_abit(struct folio *folio, unsigned int history,
 		if (coarse && kmmscand_rec_other(old, tag, now, span))
 			break;		/* another page's evidence stays */
 		new = kmmscand_rec_set_coarse(old, tag, coarse, now, span);
-		if (new == old || try_cmpxchg(slot, &old, new))
+		if (new == old || try_cmpxchg(slot, &old, new)) {
+			/* A young page's pass is now evidence for its faults. */
+			if (history & 1)
+				count_vm_event(KMMSCAND_ABIT_RECORDED);
 			return;
+		}
 	}
 	count_vm_event(KMMSCAND_RECORD_LOST);
 }
@@ -214,15 +218,15 @@ static int kmmscand_fault_target(struct folio *folio,
  * Returns true if it is queued (or counted only, with promotion off).
  */
 static bool kmmscand_fault_queue(struct folio *folio, struct mm_struct *mm,
-				 int target)
+				 unsigned long addr, int target)
 {
 	if (!READ_ONCE(kmmscand_promote_rate_mbps)) {
 		/* promote_rate_limit_mbps=0: detect only, queue nothing */
 		count_vm_event(KMMSCAND_CANDIDATE);
 		return true;
 	}
-	if (!kmmscand_queue_folio(folio, mm, target, folio_nr_pages(folio),
-				  KMMSCAND_SRC_FAULT)) {
+	if (!kmmscand_queue_folio(folio, mm, addr, target,
+				  folio_nr_pages(folio), KMMSCAND_SRC_FAULT)) {
 		count_vm_event(KMMSCAND_CANDIDATE_DROP);
 		trace_kmmscand_candidate_drop(folio_pfn(folio), folio_nid(folio),
 					      KMMSCAND_DROP_FULL);
@@ -298,7 +302,7 @@ bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
 		hot = kmmscand_fault_hot(coarse, faults, n, k,
 					 kmmscand_node_ample(target));
 	if (hot)
-		queued = kmmscand_fault_queue(folio, mm, target);
+		queued = kmmscand_fault_queue(folio, mm, addr, target);
 	kmmscand_rec_fault(slot, tag, now, span, queued);
 	trace_kmmscand_record(folio_pfn(folio), nid, target, src, faults,
 			      coarse, hot);

@@ -212,7 +212,16 @@ static ssize_t history_bytes_show(struct kobject *kobj,
 static struct kobj_attribute kmmscand_history_bytes_attr =
 	__ATTR_RO(history_bytes);
 
-static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 2];
+/* Read only: the candidates waiting for the migration thread now. */
+static ssize_t queued_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kmmscand_queue_held());
+}
+
+static struct kobj_attribute kmmscand_queued_attr = __ATTR_RO(queued);
+
+static struct attribute *kmmscand_attrs[ARRAY_SIZE(kmmscand_tunables) + 3];
 
 static const struct attribute_group kmmscand_attr_group = {
 	.attrs = kmmscand_attrs,
@@ -233,7 +242,8 @@ int __init kmmscand_sysfs_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(kmmscand_tunables); i++)
 		kmmscand_attrs[i] = &kmmscand_tunables[i].attr.attr;
-	kmmscand_attrs[i] = &kmmscand_history_bytes_attr.attr;
+	kmmscand_attrs[i++] = &kmmscand_history_bytes_attr.attr;
+	kmmscand_attrs[i] = &kmmscand_queued_attr.attr;
 	err = sysfs_create_group(mm_kobj, &kmmscand_attr_group);
 	if (err) {
 		pr_err("failed to register sysfs group: %d\n", err);

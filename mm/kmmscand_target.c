@@ -18,6 +18,7 @@
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
 #include <linux/sched/task.h>
+#include <linux/secretmem.h>
 
 #include "kmmscand_internal.h"
 #include "kmmscand_policy.h"
@@ -29,7 +30,8 @@
 
 /**
  * kmmscand_target_failed - note that promotions of an mm to a node failed
- * @mm: the mm, used only as a hash key (it may have exited)
+ * @mm: the mm, used only as a hash key (it may have exited; a queued
+ *	candidate holds it, so it was not freed and reused)
  * @nid: the target node
  *
  * Called by the migration thread when a whole batch towards @nid failed.
@@ -38,11 +40,8 @@
  * that mm's candidates for @nid for KMMSCAND_BACKOFF_MS.  Failures further
  * apart start a new streak, so that occasional failures never add up.
  *
- * Context: process context, never sleeps.  The caller holds
- * kmmscand_queue_lock and has seen a candidate of @mm that was not purged,
- * so the registry has not dropped its reference to @mm yet (both paths
- * that do purge first); if @mm was just unregistered, nothing is found.
- * Lock order: kmmscand_queue_lock, then kmmscand_mm_lock.
+ * Context: process context, never sleeps; takes kmmscand_mm_lock.  If
+ * @mm was unregistered meanwhile, nothing is found.
  */
 void kmmscand_target_failed(struct mm_struct *mm, int nid)
 {
@@ -121,6 +120,73 @@ void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
 		put_task_struct(p);
 	}
 #endif
+}
+
+/*
+ * VMAs never scanned:
+ *  - hugetlb: not on the LRU, promotion would need a free huge page;
+ *  - VM_IO, VM_PFNMAP, VM_MIXEDMAP: no (normal) struct pages behind them;
+ *  - PROT_NONE: nothing can be young there;
+ *  - VM_DROPPABLE: the kernel may drop it any time;
+ *  - file mappings that are not writable, i.e. program and shared library
+ *    text and read-only data: those pages are usually shared by many
+ *    processes, no single mm's access pattern justifies moving them, and
+ *    NUMA balancing refuses them for the same reason;
+ *  - VMAs that cannot migrate (vma_migratable()).
+ */
+static bool kmmscand_vma_eligible(struct vm_area_struct *vma)
+{
+	if (is_vm_hugetlb_page(vma))
+		return false;
+	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DROPPABLE))
+		return false;
+	if (!vma_is_accessible(vma) || vma_is_secretmem(vma))
+		return false;
+	if (vma->vm_file && !(vma->vm_flags & VM_WRITE))
+		return false;
+	return vma_migratable(vma);
+}
+
+/**
+ * kmmscand_vma_nodes - the nodes the pages of a VMA may be promoted to
+ * @vma: the VMA, under mmap_lock (or its VMA lock)
+ * @addr: the address in @vma whose memory policy applies
+ * @cpuset: the nodes of the owner's cpuset (kmmscand_owner_nodes())
+ * @owner: @cpuset limited by the owner's task policy
+ * @owner_mof: whether the owner's task policy lets pages move
+ * @allowed: set to the nodes allowed, if the pages may move at all
+ *
+ * The policy of the VMA at @addr applies if there is one, else the owner's
+ * task policy.  The scanner asks once per VMA, with the policy at its
+ * start (as vma_policy_mof() does; a shared policy of shmem may differ by
+ * offset); the migrator asks again for each candidate before it moves it.
+ *
+ * Context: process context, under the VMA's mmap_lock.
+ *
+ * Return: false if the pages of @vma must not move (the VMA is never
+ * scanned, or its policy does not allow moving), with @allowed undefined.
+ */
+bool kmmscand_vma_nodes(struct vm_area_struct *vma, unsigned long addr,
+			const nodemask_t *cpuset, const nodemask_t *owner,
+			bool owner_mof, nodemask_t *allowed)
+{
+	struct mempolicy *pol;
+	bool moves;
+	pgoff_t ilx;
+
+	if (!kmmscand_vma_eligible(vma))
+		return false;
+	*allowed = *owner;
+	pol = __get_vma_policy(vma, addr, &ilx);
+	if (pol) {
+		moves = kmmscand_policy_moves(pol);
+		*allowed = *cpuset;
+		kmmscand_policy_nodes(pol, allowed);
+	} else {
+		moves = owner_mof;
+	}
+	mpol_cond_put(pol);
+	return moves;
 }
 
 static int kmmscand_distance(int from, int to)

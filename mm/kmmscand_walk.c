@@ -18,7 +18,6 @@
 #include <linux/hugetlb.h>
 #include <linux/kthread.h>
 #include <linux/memory-tiers.h>
-#include <linux/mempolicy.h>
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
@@ -33,59 +32,14 @@
 #include "kmmscand_internal.h"
 #include "kmmscand_policy.h"
 
-/*
- * VMAs never scanned:
- *  - hugetlb: not on the LRU, promotion would need a free huge page;
- *  - VM_IO, VM_PFNMAP, VM_MIXEDMAP: no (normal) struct pages behind them;
- *  - PROT_NONE: nothing can be young there;
- *  - VM_DROPPABLE: the kernel may drop it any time;
- *  - file mappings that are not writable, i.e. program and shared library
- *    text and read-only data: those pages are usually shared by many
- *    processes, no single mm's access pattern justifies moving them, and
- *    NUMA balancing refuses them for the same reason;
- *  - VMAs that cannot migrate (vma_migratable()).
- */
-static bool kmmscand_vma_eligible(struct vm_area_struct *vma)
-{
-	if (is_vm_hugetlb_page(vma))
-		return false;
-	if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_DROPPABLE))
-		return false;
-	if (!vma_is_accessible(vma) || vma_is_secretmem(vma))
-		return false;
-	if (vma->vm_file && !(vma->vm_flags & VM_WRITE))
-		return false;
-	return vma_migratable(vma);
-}
-
 static int kmmscand_test_walk(unsigned long start, unsigned long end,
 			      struct mm_walk *walk)
 {
 	struct kmmscand_walk *w = walk->private;
 	struct vm_area_struct *vma = walk->vma;
-	struct mempolicy *pol;
-	bool moves;
-	pgoff_t ilx;
 
-	if (!kmmscand_vma_eligible(vma))
-		return 1;
-
-	w->allowed = w->owner_allowed;
-	/*
-	 * The policy at the start of the VMA stands for the whole VMA, as in
-	 * vma_policy_mof(); a shared (shmem) policy may differ by offset.
-	 * Without a VMA policy the owner's task policy applies.
-	 */
-	pol = __get_vma_policy(vma, vma->vm_start, &ilx);
-	if (pol) {
-		moves = kmmscand_policy_moves(pol);
-		w->allowed = w->owner_cpuset;
-		kmmscand_policy_nodes(pol, &w->allowed);
-	} else {
-		moves = w->owner_mof;
-	}
-	mpol_cond_put(pol);
-	if (!moves)
+	if (!kmmscand_vma_nodes(vma, vma->vm_start, &w->owner_cpuset,
+				&w->owner_allowed, w->owner_mof, &w->allowed))
 		return 1;
 
 	/* Nothing in this VMA may go to a top-tier node: do not touch it. */
@@ -571,7 +525,6 @@ void kmmscand_flush_counts(struct kmmscand_walk *w)
 	count_vm_events(KMMSCAND_PTE_SCANNED, w->scanned);
 	count_vm_events(KMMSCAND_PMD_SKIPPED, w->pmd_skipped);
 	count_vm_events(KMMSCAND_YOUNG, w->young);
-	count_vm_events(KMMSCAND_ABIT_RECORDED, w->young);
 	count_vm_events(KMMSCAND_THP_YOUNG, w->thp_young);
 	count_vm_events(KMMSCAND_CANDIDATE, w->candidates);
 	count_vm_events(KMMSCAND_CANDIDATE_DROP, w->drops);

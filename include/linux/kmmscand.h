@@ -25,10 +25,11 @@ enum kmmscand_source {
 /* Why a candidate left the queue without being migrated (tracepoint). */
 enum kmmscand_drop_reason {
 	KMMSCAND_DROP_FULL,	/* queue full when the scanner offered it */
-	KMMSCAND_DROP_EXIT,	/* the mm exited */
+	KMMSCAND_DROP_EXIT,	/* the mm exited before its batch ran */
 	KMMSCAND_DROP_OPTOUT,	/* the mm opted out (PR_SET_KMMSCAND 0) */
 	KMMSCAND_DROP_OFF,	/* kmmscand disabled or promotion rate 0 */
 	KMMSCAND_DROP_DEFER,	/* no room to put a deferred batch back */
+	KMMSCAND_DROP_POLICY,	/* policy or cpuset forbid it at batch time */
 };
 
 /* Why the promotion thread held back a batch (tracepoint). */

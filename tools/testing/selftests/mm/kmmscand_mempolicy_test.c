@@ -5,7 +5,8 @@
  * to node 1 with MPOL_BIND is never promoted while an equally hot range
  * beside it is; MPOL_PREFERRED for node 1 and weighted interleave keep
  * their pages on node 1; a policy that asks to be optimised
- * (MPOL_F_NUMA_BALANCING) is promoted within its nodes.
+ * (MPOL_F_NUMA_BALANCING) is promoted within its nodes; a range bound
+ * to node 1 while its candidates wait in the queue is not promoted.
  *
  * Needs: root, node 0 in a higher memory tier than node 1, a kernel with
  * CONFIG_KMMSCAND.
@@ -178,6 +179,82 @@ TEST_F_TIMEOUT(promote, mempolicy_rules, 150)
 	region_unmap(&wi);
 	region_unmap(&mof);
 	region_unmap(&def);
+}
+
+/*
+ * A policy change while candidates wait must stop them, as it stops a
+ * hint fault: hot pages on node 1 are queued behind a rate limit of
+ * 1 MB/s (32 pages a batch), then the range is bound to node 1 with
+ * MPOL_BIND and the limit lifted.  The candidates that waited must be
+ * dropped, not promoted: at most the batch in flight when mbind() ran may
+ * still move.
+ */
+TEST_F_TIMEOUT(promote, mbind_while_queued_not_promoted, 120)
+{
+	const unsigned long n = (16 * MB) / psize();
+	const long batch = 32;
+	unsigned long one = 2UL, passes;
+	struct node_count nc1, nc2;
+	struct kmm_stats s0, s1, s2;
+	struct hot_thread h = {};
+	long queued = 0, left = 0;
+	long long t0, t1;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, access(KMMSCAND_SYSFS "queued", R_OK))
+		TH_LOG("no %squeued", KMMSCAND_SYSFS);
+	ASSERT_EQ(0, knob_set(KNOB_MIGRATE_BATCH, batch));
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 1));
+	ret = region_on_node1(&r, n * psize(), 0, 0x6b6b);
+	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, n);
+
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		ASSERT_EQ(0, read_long(KMMSCAND_SYSFS "queued", &queued));
+	} while (queued < (long)n / 2 && now_ms() - t0 < SHORT_DEADLINE_MS);
+	ksft_print_msg("%ld candidates waiting after %lld ms\n", queued,
+		       now_ms() - t0);
+	ASSERT_LE((long)n / 2, queued)
+		TH_LOG("the hot set did not queue up behind the rate limit");
+
+	/* The policy changes while they wait: node 1 only. */
+	ASSERT_EQ(0, sys_mbind(r.base, r.len, MPOL_BIND, &one,
+			       sizeof(one) * 8, 0))
+		TH_LOG("mbind: %s", strerror(errno));
+	ASSERT_EQ(0, where_pages(0, r.base, n, &nc1));
+	kmm_stats_read(&s1);
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 1048576));
+	t1 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		ASSERT_EQ(0, read_long(KMMSCAND_SYSFS "queued", &left));
+	} while (left && now_ms() - t1 < SHORT_DEADLINE_MS);
+	kmm_stats_read(&s2);
+	ASSERT_EQ(0, where_pages(0, r.base, n, &nc2));
+	passes = hot_stop(&h);
+
+	ksft_print_msg("at mbind: %lu/%lu on node 0, %ld queued\n",
+		       nc1.n[0], n, queued);
+	ksft_print_msg("%lld ms later: %lu on node 0, %ld queued\n",
+		       now_ms() - t1, nc2.n[0], left);
+	ksft_print_msg("after mbind: promote_success +%llu, fail_stale +%llu\n",
+		       D(&s1, &s2, S_PROMOTE_SUCCESS), D(&s1, &s2, S_FAIL_STALE));
+	log_deltas(&s0, &s2);
+	ASSERT_EQ(0, left) TH_LOG("the queue did not drain in %d ms",
+				  SHORT_DEADLINE_MS);
+	EXPECT_GE(nc1.n[0] + batch, nc2.n[0])
+		TH_LOG("%lu pages promoted against MPOL_BIND after mbind()",
+		       nc2.n[0] - nc1.n[0]);
+	/* Dropped at batch time, not just outlived by a later pass. */
+	EXPECT_LE((unsigned long long)queued / 2, D(&s1, &s2, S_FAIL_STALE))
+		TH_LOG("the candidates that waited were not dropped as stale");
+	EXPECT_EQ(0UL, region_verify(&r, 0, n, passes));
+	region_unmap(&r);
 }
 
 int main(int argc, char **argv)

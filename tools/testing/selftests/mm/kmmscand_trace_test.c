@@ -169,7 +169,8 @@ static int count_provoked(struct provoked *c)
 		"ratelimit", "watermark", "demotion", NULL
 	};
 	static const char * const drop_reasons[] = {
-		"queue_full", "exit", "opt_out", "off", "defer_full", NULL
+		"queue_full", "exit", "opt_out", "off", "defer_full", "policy",
+		NULL
 	};
 	static const char * const off_reason[] = { "off", NULL };
 	char line[512];
