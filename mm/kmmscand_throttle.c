@@ -14,6 +14,7 @@
 #include <linux/kmmscand.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/sched/numa_balancing.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
@@ -162,12 +163,16 @@ static bool kmmscand_node_pingpong(int nid, u64 now)
  * @pages: the pages the batch would promote
  * @now: the time of the batch (ktime_get_ns())
  *
- * Applies the watermark guard, then the ping-pong guard.
+ * Applies the watermark guard, then the ping-pong guard, then, in NUMA
+ * balancing's tiering mode, NUMA balancing's rate limit, which the batch
+ * is charged to if it may go (numa_promotion_charge()): promotions by hint
+ * faults and by kmmscand then share one limit per node.
  *
  * Context: the migration thread.
  *
- * Return: KMMSCAND_THROTTLE_WATERMARK or KMMSCAND_THROTTLE_DEMOTION if the
- * batch must wait, KMMSCAND_THROTTLE_NONE if it may go.
+ * Return: KMMSCAND_THROTTLE_WATERMARK, KMMSCAND_THROTTLE_DEMOTION or
+ * KMMSCAND_THROTTLE_RATELIMIT if the batch must wait,
+ * KMMSCAND_THROTTLE_NONE if it may go.
  */
 int kmmscand_node_throttle(int nid, unsigned long pages, u64 now)
 {
@@ -175,6 +180,8 @@ int kmmscand_node_throttle(int nid, unsigned long pages, u64 now)
 		return KMMSCAND_THROTTLE_WATERMARK;
 	if (kmmscand_node_pingpong(nid, now))
 		return KMMSCAND_THROTTLE_DEMOTION;
+	if (!numa_promotion_charge(NODE_DATA(nid), pages))
+		return KMMSCAND_THROTTLE_RATELIMIT;
 	return KMMSCAND_THROTTLE_NONE;
 }
 

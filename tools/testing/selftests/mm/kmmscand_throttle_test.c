@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Throttling tests for kmmscand: promote_rate_limit_mbps holds the
- * promotion rate and still lets it progress; a limit of 0 finds hot pages
+ * promotion rate and still lets it progress, and with NUMA balancing's
+ * tiering mode on, NUMA balancing's limit holds for both promoters
+ * together; a limit of 0 finds hot pages
  * but moves none; with node 0 filled to its low watermark, the migrator
  * defers instead of pushing node 0 below its high watermark, nothing is
  * demoted or migrated back and forth, and promotion resumes once node 0
@@ -91,6 +93,80 @@ TEST_F_TIMEOUT(promote, rate_limited, 120)
 	EXPECT_LT(nc0.n[0], nc1.n[0]) TH_LOG("no progress under the limit");
 	EXPECT_LT(0ULL, D(&s0, &s2, S_DEFER_RATELIMIT))
 		TH_LOG("kmmscand_defer_ratelimit did not move");
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, h.passes));
+	region_unmap(&r);
+}
+
+#define NUMAB_RATE_SYSCTL "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"
+
+/*
+ * NUMA balancing's tiering mode and kmmscand both on: its rate limit
+ * (1 MB/s here) must hold for all promotions together, not add to
+ * kmmscand's own (lifted here).  Counted in pgpromote_success, which
+ * both promoters increment, over a window from the first promotion on;
+ * kmmscand must have taken part and been held back by that limit.
+ */
+TEST_F_TIMEOUT(promote, numab_rate_limit_shared, 120)
+{
+	const long long numab_mbps = 1, batch = 32, window_ms = 5000;
+	unsigned long long promoted, allowed_pages;
+	struct x_stats x0, x1, x2;
+	struct kmm_stats s0, s2;
+	struct hot_thread h = {};
+	long long t0, t1, t2;
+	struct region r;
+	int ret;
+
+	ASSERT_EQ(0, kmm_env_set_long(&self->env, NUMAB_RATE_SYSCTL,
+				      numab_mbps))
+		TH_LOG("%s not writable", NUMAB_RATE_SYSCTL);
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 1048576));
+	ASSERT_EQ(0, knob_set(KNOB_MIGRATE_BATCH, batch));
+	ret = region_on_node1(&r, 64 * MB, 0, 0x2222);
+	ASSERT_EQ(0, ret) TH_LOG("placing 64 MB on node 1: %s", strerror(-ret));
+	hot_add(&h, r.base, r.npages);
+	ASSERT_EQ(0, kmm_env_set(&self->env, NUMA_BALANCING_SYSCTL, "2"));
+
+	kmm_stats_read(&s0);
+	x_stats_read(&x0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	do {
+		x_stats_read(&x1);
+		if (XD(&x0, &x1, X_PGPROMOTE_SUCCESS))
+			break;
+		sleep_ms(20);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	t1 = now_ms();
+	ASSERT_LT(0ULL, XD(&x0, &x1, X_PGPROMOTE_SUCCESS))
+		TH_LOG("nothing promoted within %d ms", DEADLINE_MS);
+
+	do {
+		sleep_ms(POLL_MS);
+		t2 = now_ms();
+	} while (t2 - t1 < window_ms);
+	x_stats_read(&x2);
+	kmm_stats_read(&s2);
+	hot_stop(&h);
+
+	promoted = XD(&x1, &x2, X_PGPROMOTE_SUCCESS);
+	allowed_pages = (numab_mbps * MB * ((t2 - t1) / 1000 + 2)) / psize() +
+			batch;
+	ksft_print_msg("numa_balancing=2 at %lld MB/s: %llu pages in %lld ms, allowed %llu\n",
+		       numab_mbps, promoted, t2 - t1, allowed_pages);
+	ksft_print_msg("%llu pages promoted before the window\n",
+		       XD(&x0, &x1, X_PGPROMOTE_SUCCESS));
+	ksft_print_msg("kmmscand: promote_success +%llu, defer_ratelimit +%llu\n",
+		       D(&s0, &s2, S_PROMOTE_SUCCESS),
+		       D(&s0, &s2, S_DEFER_RATELIMIT));
+	EXPECT_GE(allowed_pages, promoted)
+		TH_LOG("NUMA balancing's rate limit exceeded by the two promoters together");
+	EXPECT_LE(allowed_pages, (unsigned long long)r.npages)
+		TH_LOG("hot set too small to tell a limit from none");
+	EXPECT_LT(0ULL, D(&s0, &s2, S_PROMOTE_SUCCESS))
+		TH_LOG("kmmscand promoted nothing: nothing shared");
+	EXPECT_LT(0ULL, D(&s0, &s2, S_DEFER_RATELIMIT))
+		TH_LOG("kmmscand was never held back by the shared limit");
 	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, h.passes));
 	region_unmap(&r);
 }
