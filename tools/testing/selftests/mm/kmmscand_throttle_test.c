@@ -33,6 +33,38 @@ FIXTURE_TEARDOWN_PARENT(promote)
 }
 
 /*
+ * Poll every 20 ms until pgpromote_success moves past @x0, for at most
+ * DEADLINE_MS; leaves the counters read then in @s and @x and returns
+ * the time.  Both promoters count there.
+ */
+static long long await_promotion(const struct x_stats *x0,
+				 struct kmm_stats *s, struct x_stats *x)
+{
+	long long t0 = now_ms();
+
+	do {
+		kmm_stats_read(s);
+		x_stats_read(x);
+		if (XD(x0, x, X_PGPROMOTE_SUCCESS))
+			break;
+		sleep_ms(20);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	return now_ms();
+}
+
+/* Sleep in POLL_MS steps until @window_ms after @t1; returns the time. */
+static long long await_window(long long t1, long long window_ms)
+{
+	long long t2;
+
+	do {
+		sleep_ms(POLL_MS);
+		t2 = now_ms();
+	} while (t2 - t1 < window_ms);
+	return t2;
+}
+
+/*
  * promote_rate_limit_mbps=1 with a 32 MB hot set: once promotion starts,
  * no more than the limit (plus one second of burst and one batch) may be
  * promoted per second, and it must still make progress.
@@ -44,7 +76,8 @@ TEST_F_TIMEOUT(promote, rate_limited, 120)
 	struct kmm_stats s0, s1, s2;
 	struct node_count nc0, nc1;
 	struct hot_thread h = {};
-	long long t0, t1, t2;
+	struct x_stats x0, x1;
+	long long t1, t2;
 	struct region r;
 	int ret;
 
@@ -55,25 +88,16 @@ TEST_F_TIMEOUT(promote, rate_limited, 120)
 	hot_add(&h, r.base, r.npages);
 
 	kmm_stats_read(&s0);
+	x_stats_read(&x0);
 	ASSERT_EQ(0, hot_start(&h));
-	t0 = now_ms();
-	do {
-		kmm_stats_read(&s1);
-		if (D(&s0, &s1, S_PROMOTE_SUCCESS))
-			break;
-		sleep_ms(POLL_MS);
-	} while (now_ms() - t0 < DEADLINE_MS);
-	t1 = now_ms();
+	t1 = await_promotion(&x0, &s1, &x1);
 	ASSERT_LT(0ULL, D(&s0, &s1, S_PROMOTE_SUCCESS))
 		TH_LOG("nothing promoted within %d ms at %lld MB/s",
 		       DEADLINE_MS, rate);
 	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc0));
 
 	/* Measure one window from the first promotion on. */
-	do {
-		sleep_ms(POLL_MS);
-		t2 = now_ms();
-	} while (t2 - t1 < window_ms);
+	t2 = await_window(t1, window_ms);
 	kmm_stats_read(&s2);
 	ASSERT_EQ(0, where_pages(0, r.base, r.npages, &nc1));
 	hot_stop(&h);
@@ -110,10 +134,10 @@ TEST_F_TIMEOUT(promote, numab_rate_limit_shared, 120)
 {
 	const long long numab_mbps = 1, batch = 32, window_ms = 5000;
 	unsigned long long promoted, allowed_pages;
+	struct kmm_stats s0, s1, s2;
 	struct x_stats x0, x1, x2;
-	struct kmm_stats s0, s2;
 	struct hot_thread h = {};
-	long long t0, t1, t2;
+	long long t1, t2;
 	struct region r;
 	int ret;
 
@@ -130,21 +154,11 @@ TEST_F_TIMEOUT(promote, numab_rate_limit_shared, 120)
 	kmm_stats_read(&s0);
 	x_stats_read(&x0);
 	ASSERT_EQ(0, hot_start(&h));
-	t0 = now_ms();
-	do {
-		x_stats_read(&x1);
-		if (XD(&x0, &x1, X_PGPROMOTE_SUCCESS))
-			break;
-		sleep_ms(20);
-	} while (now_ms() - t0 < DEADLINE_MS);
-	t1 = now_ms();
+	t1 = await_promotion(&x0, &s1, &x1);
 	ASSERT_LT(0ULL, XD(&x0, &x1, X_PGPROMOTE_SUCCESS))
 		TH_LOG("nothing promoted within %d ms", DEADLINE_MS);
 
-	do {
-		sleep_ms(POLL_MS);
-		t2 = now_ms();
-	} while (t2 - t1 < window_ms);
+	t2 = await_window(t1, window_ms);
 	x_stats_read(&x2);
 	kmm_stats_read(&s2);
 	hot_stop(&h);
