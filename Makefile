@@ -11,7 +11,7 @@ ARGS ?=
 FILES ?=
 export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET HOSTFS
 
-.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-lint series-check clean distclean
+.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-lint series-check config-variants clean distclean
 
 help: ## Show this help
 	@echo "kmmscand harness targets:"
@@ -68,3 +68,6 @@ distclean: ## Remove everything under build/
 
 test-debug: ## KASAN/lockdep/DEBUG_VM kernel + stress + fault injection
 	@$(H)/test-debug.sh
+
+config-variants: ## MEMCG=n + THP=n kernel: build, boot, promotion tests (~16 min cold, ~2 min warm)
+	@$(H)/config-variants.sh
