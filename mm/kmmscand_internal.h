@@ -378,7 +378,7 @@ bool kmmscand_pfn_queued(unsigned long pfn);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 unsigned int kmmscand_queue_held(void);
 unsigned long kmmscand_queue_want(unsigned int batch);
-unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled);
+unsigned int kmmscand_batch_get(unsigned long want);
 void kmmscand_batch_put(unsigned int n);
 void kmmscand_requeue(struct kmmscand_cand *e);
 

@@ -235,8 +235,9 @@ static unsigned long kmmscand_recheck_mm(unsigned int first,
 		goto out;
 	}
 	if (!mmap_read_trylock(mm)) {
-		for (i = first; i < last; i++) {
-			struct kmmscand_cand *e = &kmmscand_batch[i];
+		/* Backwards: each goes to the head of the ring, in order. */
+		for (i = last; i > first; i--) {
+			struct kmmscand_cand *e = &kmmscand_batch[i - 1];
 
 			if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
 				continue;
@@ -416,7 +417,6 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 /* Drop everything queued: kmmscand was disabled or the rate set to 0. */
 static void kmmscand_drain_all(void)
 {
-	unsigned long pulled;
 	unsigned int n;
 
 	if (!kmmscand_queue_held())
@@ -425,7 +425,7 @@ static void kmmscand_drain_all(void)
 	do {
 		unsigned int i;
 
-		n = kmmscand_batch_get(ULONG_MAX, &pulled);
+		n = kmmscand_batch_get(ULONG_MAX);
 		for (i = 0; i < n; i++) {
 			struct kmmscand_cand *e = &kmmscand_batch[i];
 			bool exited = !atomic_read(&e->mm->mm_users);
@@ -448,7 +448,7 @@ static long kmmscand_migrate_once(void)
 {
 	unsigned int rate = READ_ONCE(kmmscand_promote_rate_mbps);
 	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
-	unsigned long want, pulled, deferred = 0, tried = 0;
+	unsigned long want, deferred = 0, tried = 0;
 	unsigned int i, n;
 	long wait;
 	u64 now;
@@ -467,7 +467,7 @@ static long kmmscand_migrate_once(void)
 	if (wait)
 		return wait;
 
-	n = kmmscand_batch_get(want, &pulled);
+	n = kmmscand_batch_get(want);
 	/*
 	 * No lru_add_drain() before the batch: it would drain only the CPU
 	 * this thread happens to run on, a guess at where the candidates'

@@ -81,10 +81,11 @@ static inline struct kmmscand_cand *kmmscand_ring_at(unsigned int i)
  * Never blocks and takes no folio reference: the candidate is recorded by
  * PFN and identity (mapping, index) and looked up again at batch time.  It
  * holds a reference on the mm_struct (mmgrab()), dropped when it leaves
- * the queue.  A folio that is already queued is not queued again.  Nothing is queued for
- * an mm that opted out: checked under the queue lock, which the opt-out's
- * purge takes after setting the flag, so that a source that does not hold
- * mmap_lock (a hint fault under the VMA lock) cannot queue behind it.
+ * the queue.  A folio that is already queued is not queued again.
+ * Nothing is queued for an mm that opted out: checked under the queue
+ * lock, which the opt-out's purge takes after setting the flag, so that a
+ * source that does not hold mmap_lock (a hint fault under the VMA lock)
+ * cannot queue behind it.
  *
  * Context: atomic, under the page table lock; takes kmmscand_queue_lock.
  * @mm is alive (the caller maps @folio in it).
@@ -301,7 +302,6 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
 /**
  * kmmscand_batch_get - take the next batch out of the ring
  * @want: pages wanted (kmmscand_queue_want())
- * @pulled: set to the pages taken, which may be less
  *
  * Moves candidates from the head of the ring into kmmscand_batch, up to
  * @want pages but at least one candidate, and sorts them by target node,
@@ -313,20 +313,20 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
  *
  * Return: the number of candidates in kmmscand_batch.
  */
-unsigned int kmmscand_batch_get(unsigned long want, unsigned long *pulled)
+unsigned int kmmscand_batch_get(unsigned long want)
 {
+	unsigned long pulled = 0;
 	unsigned int n = 0;
 
-	*pulled = 0;
 	mutex_lock(&kmmscand_batch_mutex);
 	spin_lock(&kmmscand_queue_lock);
 	while (kmmscand_ring_len && n < KMMSCAND_BATCH_MAX) {
 		struct kmmscand_cand *e = kmmscand_ring_at(0);
 
-		if (n && *pulled + e->nr > want)
+		if (n && pulled + e->nr > want)
 			break;
 		kmmscand_batch[n++] = *e;
-		*pulled += e->nr;
+		pulled += e->nr;
 		kmmscand_ring_pages -= e->nr;
 		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
 		kmmscand_ring_len--;
