@@ -70,11 +70,14 @@ bench/test-report.sh >> "$host" || rc=$?
 # kselftests.
 "$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
 # kmmscand_fault_test needs fault injection, which only the debug kernel
-# has: it runs in `make test-debug`.
+# has: it runs in `make test-debug`.  kmmscand_late_tier_test needs a
+# node 1 without memory at boot: it runs in a VM of its own, below.
 tests=()
 for b in "$out"/tests/*; do
 	[ -f "$b" ] && [ -x "$b" ] || continue
-	[ "$(basename "$b")" = kmmscand_fault_test ] && continue
+	case "$(basename "$b")" in
+	kmmscand_fault_test|kmmscand_late_tier_test) continue ;;
+	esac
 	tests+=("$b")
 done
 names=()
@@ -99,6 +102,36 @@ vmrc=$?
 set -e
 log "VM finished in $(cat "$out/seconds")s (status $vmrc); logs in $out/"
 sed 's/^/    | /' "$out/stdout.log" >&2
+
+# The slow tier onlined after the processes: node 1 boots without memory,
+# its dimm offline (harness/vm.sh), and kmmscand_late_tier_test onlines it.
+lt=$out/late-tier
+mkdir -p "$lt"
+{
+	echo 'cd /tmp'
+	echo "echo '@@KMM-BEGIN kmmscand_late_tier_test@@'"
+	echo "/opt/tests/kmmscand_late_tier_test 2>&1"
+	echo "echo \"@@KMM-END kmmscand_late_tier_test \$?@@\""
+	echo 'exit 0'
+} > "$lt/job"
+"$HARNESS/mkinitramfs.sh" "$lt/initramfs.cpio" "$lt/job" \
+	"tests=$out/tests/kmmscand_late_tier_test"
+log "booting the VM with node 1 empty until a test onlines it"
+set +e
+NODE1_MB=0 DIMM1_MB=256 APPEND="memhp_default_state=offline" \
+	VM_TIMEOUT=${LT_TIMEOUT:-300} "$HARNESS/vm.sh" "$lt/initramfs.cpio" "$lt"
+ltrc=$?
+set -e
+log "late-tier VM finished in $(cat "$lt/seconds")s (status $ltrc); logs in $lt/"
+sed 's/^/    | /' "$lt/stdout.log" >&2
+if [ $ltrc -ne 0 ]; then
+	echo "not ok late-tier:vm: status $ltrc, see $lt/" >> "$host"
+fi
+if ! python3 "$HARNESS/klog.py" "$lt/console.log" > "$lt/klog.txt"; then
+	echo "not ok late-tier:kernel-log: $(head -n 1 "$lt/klog.txt")" >> "$host"
+fi
+cat "$out/stdout.log" "$lt/stdout.log" > "$out/selftests.log"
+names+=(kmmscand_late_tier_test)
 
 # The host's userland in the guest (virtio-9p root): perf, trace-cmd,
 # numactl and numastat against this kernel (harness/guest/userland-check.sh).
@@ -125,6 +158,6 @@ fi
 if ! python3 "$HARNESS/klog.py" "$ul/console.log" > "$ul/klog.txt"; then
 	echo "not ok userland:kernel-log: $(head -n 1 "$ul/klog.txt")" >> "$host"
 fi
-finish --console "$out/console.log" --stdout "$out/stdout.log" \
+finish --console "$out/console.log" --stdout "$out/selftests.log" \
 	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
 	--vm-rc "$vmrc" --expected-skips "$HARNESS/expected-skips"

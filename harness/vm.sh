@@ -27,9 +27,14 @@ ACCEL=${ACCEL:-tcg}
 VM_TIMEOUT=${VM_TIMEOUT:-600}
 KERNEL=${KERNEL:-$KOBJ/arch/x86/boot/bzImage}
 APPEND=${APPEND:-}
-for v in NODE0_MB NODE1_MB CPUS VM_TIMEOUT; do
+for v in NODE0_MB CPUS VM_TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
+# NODE1_MB=0: node 1 has no memory at boot, only the dimm (which then
+# needs DIMM1_MB > 0): the slow tier appears when the dimm is onlined.
+[[ $NODE1_MB =~ ^(0|[1-9][0-9]*)$ ]] || die "NODE1_MB must be a non-negative integer (got '$NODE1_MB')"
+[ "$NODE1_MB" -gt 0 ] || [ "$DIMM1_MB" -gt 0 ] ||
+	die "NODE1_MB=0 needs a dimm on node 1 (DIMM1_MB > 0)"
 # A memory block (and sparsemem section) of x86-64 is 128 MB: the kernel
 # refuses to add a dimm that is not made of whole blocks.
 [[ $DIMM1_MB =~ ^(0|[1-9][0-9]*)$ ]] && [ $((DIMM1_MB % 128)) -eq 0 ] ||
@@ -58,6 +63,12 @@ if [ "$DIMM1_MB" -gt 0 ]; then
 	APPEND="memhp_default_state=online_movable $APPEND"
 fi
 
+node1=(-numa node,nodeid=1,initiator=0)
+if [ "$NODE1_MB" -gt 0 ]; then
+	node1=(-object memory-backend-ram,id=m1,size="${NODE1_MB}M"
+	       -numa node,nodeid=1,memdev=m1,initiator=0)
+fi
+
 fs=()
 if [ "$VM_HOSTFS" = 1 ]; then
 	fs=(-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap)
@@ -72,9 +83,8 @@ fi
 qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
 	-smp "$CPUS" -m "$mem"
 	-object memory-backend-ram,id=m0,size="${NODE0_MB}M"
-	-object memory-backend-ram,id=m1,size="${NODE1_MB}M"
 	-numa node,nodeid=0,memdev=m0,cpus=0-$((CPUS - 1)),initiator=0
-	-numa node,nodeid=1,memdev=m1,initiator=0
+	"${node1[@]}"
 	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=10
 	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=100

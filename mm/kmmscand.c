@@ -40,8 +40,10 @@
 #include <linux/kmmscand.h>
 #include <linux/kthread.h>
 #include <linux/memcontrol.h>
+#include <linux/memory.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/notifier.h>
 #include <linux/oom.h>
 #include <linux/pagewalk.h>
 #include <linux/sched/mm.h>
@@ -60,8 +62,17 @@
 #define KMMSCAND_SLEEP_MIN_MS		10
 
 static struct task_struct *kmmscand_thread __read_mostly;
-/* The scanner saw a slow tier in its last round (kmmscand_register_all()). */
+/* The scanner saw a slow tier when it last looked (kmmscand_catch_up()). */
 static bool kmmscand_tiered;
+
+/*
+ * Why the scanner should look again before its sleep ends, as bits in
+ * kmmscand_events: a sysfs store (kmmscand_scanner_kick()), or memory
+ * that came online and may be a new slow tier.
+ */
+#define KMMSCAND_EV_TUNABLES		0
+#define KMMSCAND_EV_MEMORY		1
+static unsigned long kmmscand_events;
 
 static struct kmmscand_walk kmmscand_walk_state;
 
@@ -323,17 +334,11 @@ static unsigned long kmmscand_round(void)
 	/*
 	 * Every node with memory is in the top tier: nothing can be promoted,
 	 * so do not touch any page table.  Look again after the longest scan
-	 * period, in case a slow tier came online.
+	 * period, or when memory comes online (kmmscand_memory_callback()).
 	 */
-	if (!kmmscand_have_slow_tier()) {
-		kmmscand_tiered = false;
+	if (!kmmscand_tiered)
 		return max(msecs_to_jiffies(READ_ONCE(kmmscand_scan_period_max_ms)),
 			   min_sleep);
-	}
-	if (!kmmscand_tiered) {
-		kmmscand_tiered = true;
-		kmmscand_register_all();
-	}
 
 	spin_lock(&kmmscand_mm_lock);
 	if (list_empty(&kmmscand_scan.mm_head)) {
@@ -426,23 +431,83 @@ static void kmmscand_apply_tunables(void)
 	spin_unlock(&kmmscand_mm_lock);
 }
 
-/* The scanner idles while kmmscand is off or its source is not selected. */
-static bool kmmscand_should_run(void)
+/**
+ * kmmscand_scanner_kick - a tunable changed: have the scanner look again
+ *
+ * The scanner applies the scan periods to every mm and registers the mms
+ * that are not registered yet (kmmscand may just have been enabled).
+ *
+ * Context: process context, after the new value was stored.
+ */
+void kmmscand_scanner_kick(void)
 {
-	return (READ_ONCE(kmmscand_enabled) &&
-		kmmscand_source_on(KMMSCAND_SRC_ABIT)) || kthread_should_stop();
+	/* The new value before the event: see kmmscand_catch_up(). */
+	smp_mb__before_atomic();
+	set_bit(KMMSCAND_EV_TUNABLES, &kmmscand_events);
+	wake_up_interruptible(&kmmscand_wait);
 }
 
+/*
+ * Memory came online: it may be a slow tier that processes created
+ * without one should now be registered for.  Runs after the memory tiers
+ * were updated (memtier_hotplug_callback() has a higher priority).
+ */
+static int kmmscand_memory_callback(struct notifier_block *nb,
+				    unsigned long action, void *arg)
+{
+	if (action == MEM_ONLINE) {
+		/* The node's new state and tier before the event. */
+		smp_mb__before_atomic();
+		set_bit(KMMSCAND_EV_MEMORY, &kmmscand_events);
+		wake_up_interruptible(&kmmscand_wait);
+	}
+	return NOTIFY_OK;
+}
+
+/*
+ * Register every mm that exists now if kmmscand may have been enabled
+ * (@asked) or a slow tier appeared since the last look.  The
+ * test_and_clear_bit() that consumed the event and the barrier below
+ * pair with the one in __kmmscand_enter(): a fork or exec that did not
+ * see the new state has its task on the task list before the walk.
+ */
+static void kmmscand_catch_up(bool asked)
+{
+	bool tiered;
+
+	/* Pairs with smp_mb() in __kmmscand_enter(). */
+	smp_mb();
+	tiered = kmmscand_have_slow_tier();
+	if (tiered && (asked || !kmmscand_tiered)) {
+		unsigned long n = kmmscand_register_all();
+
+		if (n)
+			pr_debug("registered %lu mms\n", n);
+	}
+	kmmscand_tiered = tiered;
+}
+
+/*
+ * The thread idles while kmmscand is off.  With the abit source not
+ * selected it only registers mms (for the fault source) when something
+ * changed.
+ */
+static bool kmmscand_should_run(void)
+{
+	return READ_ONCE(kmmscand_enabled) || kthread_should_stop();
+}
+
+/* Disabling kmmscand or a source is a sysfs store: KMMSCAND_EV_TUNABLES. */
 static bool kmmscand_wake_early(void)
 {
-	return kthread_should_stop() || READ_ONCE(kmmscand_kick) ||
-	       READ_ONCE(kmmscand_first_mm) || !READ_ONCE(kmmscand_enabled) ||
-	       !kmmscand_source_on(KMMSCAND_SRC_ABIT);
+	return kthread_should_stop() || READ_ONCE(kmmscand_events) ||
+	       READ_ONCE(kmmscand_first_mm);
 }
 
 static int kmmscand(void *unused)
 {
 	unsigned long sleep;
+	bool asked;
 
 	/*
 	 * Default priority, like kdamond and kswapd, not khugepaged's
@@ -455,12 +520,16 @@ static int kmmscand(void *unused)
 		wait_event_freezable(kmmscand_wait, kmmscand_should_run());
 		if (kthread_should_stop())
 			break;
-		if (READ_ONCE(kmmscand_kick)) {
-			WRITE_ONCE(kmmscand_kick, false);
+		asked = test_and_clear_bit(KMMSCAND_EV_MEMORY, &kmmscand_events);
+		if (test_and_clear_bit(KMMSCAND_EV_TUNABLES, &kmmscand_events)) {
 			kmmscand_apply_tunables();
+			asked = true;
 		}
 		WRITE_ONCE(kmmscand_first_mm, false);
-		sleep = kmmscand_round();
+		kmmscand_catch_up(asked);
+		sleep = MAX_SCHEDULE_TIMEOUT;
+		if (kmmscand_source_on(KMMSCAND_SRC_ABIT))
+			sleep = kmmscand_round();
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kmmscand_wake_early(), sleep);
 	}
@@ -501,6 +570,8 @@ static int __init kmmscand_init(void)
 		goto err_sysfs;
 	}
 	kmmscand_registry_open();
+	/* After the memory tiers' callback, which has a higher priority. */
+	hotplug_memory_notifier(kmmscand_memory_callback, DEFAULT_CALLBACK_PRI);
 	return 0;
 
 	/* No mm was registered (the registry is not open): nothing to undo there. */

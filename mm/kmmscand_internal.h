@@ -248,7 +248,7 @@ extern atomic_long_t kmmscand_hist_total;
 extern atomic_long_t kmmscand_tables_total;
 void kmmscand_tables_free(struct rb_root *root);
 void kmmscand_release(struct kmmscand_mm_slot *ms);
-void kmmscand_register_all(void);
+unsigned long kmmscand_register_all(void);
 
 /* Per-walk state.  The scanner is a single thread, so one static copy. */
 struct kmmscand_walk {
@@ -451,8 +451,10 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 			   unsigned long round_budget);
 void kmmscand_flush_counts(struct kmmscand_walk *w);
 
+/* The scanner thread (mm/kmmscand.c). */
+void kmmscand_scanner_kick(void);
+
 /* sysfs (mm/kmmscand_sysfs.c). */
-extern bool kmmscand_kick;
 
 int kmmscand_sysfs_init(void);
 void kmmscand_sysfs_exit(void);

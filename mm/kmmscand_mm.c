@@ -7,8 +7,10 @@
  * and leaves the registry in __mmput(), or when the scanner finds it gone
  * (kmmscand_collect()).  Its queued promotion candidates stay queued: the
  * migration thread drops them when it finds the mm without users.
- * Nothing is registered before kmmscand_init() succeeded, nor on
- * a machine without a slow tier.
+ * Nothing is registered before kmmscand_init() succeeded, while kmmscand
+ * is disabled, nor on a machine without a slow tier; the scanner thread
+ * catches up (kmmscand_register_all()) when kmmscand is enabled or memory
+ * comes online.
  *
  * The tunables are defined here too: the registry is the first to read
  * them (a new mm's scan period and budget).  Their sysfs files are in
@@ -24,6 +26,7 @@
 #include <linux/memory-tiers.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/oom.h>
 #include <linux/rbtree.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -150,9 +153,10 @@ bool kmmscand_have_slow_tier(void)
  *
  * Takes a reference on the mm_struct (mmgrab) that is dropped when the
  * slot is freed.  Allocation failure only means the mm is not scanned.
- * On a machine without a slow tier nothing is registered, so fork, exec
- * and exit cost nothing more than without kmmscand; should a slow tier
- * come online later, the scanner registers the mms that exist then
+ * While kmmscand is disabled, and on a machine without a slow tier,
+ * nothing is registered, so fork, exec and exit take no lock and allocate
+ * nothing more than without kmmscand.  When kmmscand is enabled or a slow
+ * tier comes online, the scanner registers the mms that exist then
  * (kmmscand_register_all()).
  *
  * Context: process context; may sleep (GFP_KERNEL allocation).
@@ -164,7 +168,16 @@ void __kmmscand_enter(struct mm_struct *mm)
 	unsigned int period, pmin;
 	bool wakeup;
 
-	if (!READ_ONCE(kmmscand_ready) || !kmmscand_have_slow_tier() ||
+	/*
+	 * Pairs with the barrier in kmmscand_catch_up_wanted(): either this
+	 * sees kmmscand enabled and the slow tier, or the registration
+	 * round that follows the change finds this mm's task on the task
+	 * list (fork calls here once the child is on it, exec once the
+	 * task's ->mm is the new mm).
+	 */
+	smp_mb();
+	if (!READ_ONCE(kmmscand_ready) || !READ_ONCE(kmmscand_enabled) ||
+	    !kmmscand_have_slow_tier() ||
 	    test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
 		return;
 
@@ -314,49 +327,95 @@ void kmmscand_release(struct kmmscand_mm_slot *ms)
 	mmdrop(mm);
 }
 
+/* Processes the task-list walk collects before it registers them. */
+#define KMMSCAND_REGISTER_BATCH		16
+
+/*
+ * Collect from @p on, in task-list order, up to KMMSCAND_REGISTER_BATCH
+ * user mms that are neither registered nor opted out, each with an
+ * mm_users reference.  Any thread of a process may hold its mm: the
+ * thread-group leader may have exited while the others run on.
+ * Returns the next process to look at, or &init_task at the end.
+ */
+static struct task_struct *kmmscand_collect_mms(struct task_struct *p,
+						struct mm_struct **batch,
+						unsigned int *n)
+{
+	for (*n = 0; p != &init_task && *n < KMMSCAND_REGISTER_BATCH;
+	     p = next_task(p)) {
+		struct task_struct *t;
+		struct mm_struct *mm;
+
+		if (p->flags & PF_KTHREAD)
+			continue;
+		t = find_lock_task_mm(p);
+		if (!t)
+			continue;
+		mm = t->mm;
+		if (!test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
+		    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
+		    mmget_not_zero(mm))
+			batch[(*n)++] = mm;
+		task_unlock(t);
+	}
+	return p;
+}
+
 /**
  * kmmscand_register_all - register the mms that exist now
  *
- * A slow tier came online after processes were created unregistered:
- * register every user mm that is neither registered nor opted out, a few
- * at a time (registration allocates, which the RCU walk of the task list
- * cannot do).
+ * kmmscand was enabled, or a slow tier came online, after processes were
+ * created unregistered: register every user mm that is neither registered
+ * nor opted out.  The walk of the task list collects a few mms under RCU,
+ * registers them outside it (registration allocates), and goes on from
+ * where it stopped if that process is still on the list (the way
+ * kernel/hung_task.c breaks its walk), so each process is looked at once:
+ * O(processes), not a restart from the first process every few
+ * registrations.  It starts over only if that process exited meanwhile.
  *
  * Context: the scanner thread; sleeps.
+ *
+ * Return: the number of mms registered.
  */
-void kmmscand_register_all(void)
+unsigned long kmmscand_register_all(void)
 {
-	struct mm_struct *batch[16];
-	unsigned int i, n, done;
+	struct mm_struct *batch[KMMSCAND_REGISTER_BATCH];
+	unsigned long registered = 0;
 	struct task_struct *p;
+	unsigned int i, n, done;
 
-	do {
-		n = 0;
-		rcu_read_lock();
-		for_each_process(p) {
-			struct mm_struct *mm;
-
-			if (p->flags & PF_KTHREAD)
-				continue;
-			task_lock(p);
-			mm = p->mm;
-			if (mm && !test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
-			    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
-			    mmget_not_zero(mm))
-				batch[n++] = mm;
-			task_unlock(p);
-			if (n == ARRAY_SIZE(batch))
-				break;
-		}
+	rcu_read_lock();
+	p = next_task(&init_task);
+	while (p != &init_task) {
+		p = kmmscand_collect_mms(p, batch, &n);
+		if (p != &init_task)
+			get_task_struct(p);
 		rcu_read_unlock();
+
 		for (i = 0, done = 0; i < n; i++) {
 			__kmmscand_enter(batch[i]);
 			done += test_bit(MMF_VM_KMMSCAND, &batch[i]->flags);
 			mmput_async(batch[i]);
 		}
+		registered += done;
 		cond_resched();
-		/* Stop when out of memory rather than retry the same mms. */
-	} while (n == ARRAY_SIZE(batch) && done && !kthread_should_stop());
+
+		rcu_read_lock();
+		if (p != &init_task) {
+			/* Still on the task list: its successor is valid. */
+			bool linked = pid_alive(p);
+
+			put_task_struct(p);
+			if (!linked)
+				p = next_task(&init_task);
+		}
+		/* Out of memory, or switched off: do not go on. */
+		if ((n && !done) || kthread_should_stop() ||
+		    !READ_ONCE(kmmscand_enabled))
+			break;
+	}
+	rcu_read_unlock();
+	return registered;
 }
 
 /**

@@ -31,12 +31,10 @@
 #define KMMSCAND_RATE_MAX_MBPS		1048576	/* 1 TB/s */
 
 static DEFINE_MUTEX(kmmscand_mutex);	/* serialises sysfs stores */
-bool kmmscand_kick;			/* a tunable changed: rescan now */
 
 static void kmmscand_tunables_changed(void)
 {
-	WRITE_ONCE(kmmscand_kick, true);
-	wake_up_interruptible(&kmmscand_wait);
+	kmmscand_scanner_kick();
 	kmmscand_migrate_wake(true);
 }
 

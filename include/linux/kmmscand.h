@@ -4,6 +4,8 @@
 
 #include <linux/jump_label.h>
 #include <linux/sched/coredump.h>	/* MMF_VM_KMMSCAND, MMF_KMMSCAND_OFF */
+#include <linux/types.h>
+#include <uapi/linux/sched.h>		/* CLONE_VM */
 
 struct folio;
 struct mm_struct;
@@ -111,10 +113,16 @@ static inline void kmmscand_new_mm(struct mm_struct *mm)
 		__kmmscand_enter(mm);
 }
 
-/* A child mm is scanned unless its parent opted out (MMF_INIT_MASK). */
-static inline void kmmscand_fork(struct mm_struct *mm, struct mm_struct *oldmm)
+/*
+ * A child with an mm of its own, called once it is on the task list: a
+ * registration round that starts after this point finds the child there
+ * (see __kmmscand_enter()).  It is scanned unless its parent opted out
+ * (MMF_INIT_MASK).
+ */
+static inline void kmmscand_fork(struct mm_struct *mm, u64 clone_flags)
 {
-	kmmscand_new_mm(mm);
+	if (mm && !(clone_flags & CLONE_VM))
+		kmmscand_new_mm(mm);
 }
 
 /* The mm installed by execve(); the opt-out survives exec. */
@@ -142,7 +150,7 @@ static inline int kmmscand_scanned(struct mm_struct *mm)
 	       !test_bit(MMF_KMMSCAND_OFF, &mm->flags);
 }
 #else
-static inline void kmmscand_fork(struct mm_struct *mm, struct mm_struct *oldmm)
+static inline void kmmscand_fork(struct mm_struct *mm, u64 clone_flags)
 {
 }
 

@@ -547,6 +547,101 @@ TEST_F_TIMEOUT(fault, touched_once_not_promoted, 120)
 	region_unmap(&r);
 }
 
+/* The value of the "Kmmscand:" line of /proc/<pid>/status, or -1. */
+static int kmmscand_status(pid_t pid)
+{
+	char path[64], line[256];
+	int val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Kmmscand:\t", 10))
+			val = atoi(line + 10);
+	fclose(f);
+	return val;
+}
+
+#define LATE_REG_MS		5000	/* registration after enabling */
+
+/*
+ * A process started while kmmscand was disabled is not registered (its
+ * fork took no kmmscand lock), and is registered when kmmscand is enabled
+ * with only the fault source selected, so with no page-table walk of the
+ * scanner: its hint faults are then kmmscand's, and kmmscand_migrate
+ * promotes its hot pages.  (NUMA balancing samples a new process only a
+ * second after its fork; kmmscand is enabled well before.)
+ */
+TEST_F_TIMEOUT(fault, started_while_disabled, 120)
+{
+	const size_t len = HOT_MB * MB;
+	const unsigned long n = len / psize();
+	unsigned long long v0[NR_V], v1[NR_V];
+	long long t0, reg_ms = -1, ms = -1;
+	struct node_count nc = {};
+	unsigned long got = 0;
+	char *base;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, sources_write("fault"));
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 0));
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	pid = hot_child(base, len, false);
+	ASSERT_LT(0, pid) TH_LOG("hot child: %s", strerror(-pid));
+	st = kmmscand_status(pid);
+	EXPECT_EQ(0, st) TH_LOG("registered while kmmscand was disabled");
+
+	vm_read(v0);
+	ASSERT_EQ(0, knob_set(KNOB_ENABLED, 1));
+	t0 = now_ms();
+	do {
+		st = kmmscand_status(pid);
+		if (st == 1) {
+			reg_ms = now_ms() - t0;
+			break;
+		}
+		sleep_ms(10);
+	} while (now_ms() - t0 < LATE_REG_MS);
+	if (reg_ms >= 0) {
+		t0 = now_ms();
+		do {
+			if (where_pages(pid, base, n, &nc))
+				break;
+			got = pct(nc.n[0], n);
+			if (got >= HOT_PCT) {
+				ms = now_ms() - t0;
+				break;
+			}
+			sleep_ms(POLL_MS);
+		} while (now_ms() - t0 < DEADLINE_MS);
+	}
+	vm_read(v1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	munmap(base, len);
+
+	ksft_print_msg("registered %lld ms after enabling (status %d)\n",
+		       reg_ms, st);
+	ksft_print_msg("%lu%% on node 0 after %lld ms\n", got, ms);
+	ksft_print_msg("  fault_promoted +%llu, pte_scanned +%llu, fault_recorded +%llu\n",
+		       v1[V_FPROM] - v0[V_FPROM], v1[V_SCAN] - v0[V_SCAN],
+		       v1[V_REC] - v0[V_REC]);
+	ASSERT_LE(0, reg_ms)
+		TH_LOG("not registered %d ms after kmmscand was enabled (status %d)",
+		       LATE_REG_MS, st);
+	EXPECT_LE(0, ms) TH_LOG("%lu%% of the hot pages on node 0 after %d ms",
+				got, DEADLINE_MS);
+	EXPECT_LT(0ULL, v1[V_FPROM] - v0[V_FPROM])
+		TH_LOG("kmmscand promoted none of its hint faults");
+	EXPECT_EQ(0ULL, v1[V_SCAN] - v0[V_SCAN]) TH_LOG("the scanner walked");
+}
+
 /* The sources file: what it accepts, and the scanner idling without abit. */
 TEST_F_TIMEOUT(fault, sources_file, 60)
 {
