@@ -172,6 +172,8 @@ static inline size_t kmmscand_planes_size(unsigned int n)
  * @cleared: address ranges of the PTE tables whose PMD Accessed bit the
  *	pass in progress cleared, to flush from the TLB when it ends
  * @nr_cleared: ranges in @cleared
+ * @owner: without CONFIG_MEMCG (no mm->owner), the thread group that
+ *	registered the mm, whose cpuset and task policy apply to it
  *
  * Everything except the @backoff_* and @fail_* fields belongs to the
  * scanner thread; those four are written for the migrator, by
@@ -214,6 +216,9 @@ struct kmmscand_mm_slot {
 		unsigned long start, end;
 	} cleared[4];
 	unsigned int nr_cleared;
+#ifndef CONFIG_MEMCG
+	struct pid *owner;
+#endif
 };
 
 /**

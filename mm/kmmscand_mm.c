@@ -127,6 +127,9 @@ static void kmmscand_slot_free(struct kmmscand_mm_slot *ms)
 {
 	kmmscand_tables_free(&ms->tables);
 	kfree(ms->footprint);
+#ifndef CONFIG_MEMCG
+	put_pid(ms->owner);
+#endif
 	mm_slot_free(kmmscand_slot_cache, ms);
 }
 
@@ -150,6 +153,8 @@ bool kmmscand_have_slow_tier(void)
 /**
  * __kmmscand_enter - register an mm with kmmscand
  * @mm: a new user mm (from fork or exec), or current->mm opting back in
+ * @owner: a task of the process that uses @mm; without CONFIG_MEMCG its
+ *	thread group stands for mm->owner (kmmscand_mm_owner())
  *
  * Takes a reference on the mm_struct (mmgrab) that is dropped when the
  * slot is freed.  Allocation failure only means the mm is not scanned.
@@ -161,7 +166,7 @@ bool kmmscand_have_slow_tier(void)
  *
  * Context: process context; may sleep (GFP_KERNEL allocation).
  */
-void __kmmscand_enter(struct mm_struct *mm)
+void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 {
 	struct kmmscand_mm_slot *ms;
 	struct mm_slot *slot;
@@ -200,6 +205,9 @@ void __kmmscand_enter(struct mm_struct *mm)
 	ms->next_scan = jiffies + msecs_to_jiffies(pmin);
 	ms->next_full = ms->next_scan;
 	ms->backoff_nid = NUMA_NO_NODE;
+#ifndef CONFIG_MEMCG
+	ms->owner = get_task_pid(owner, PIDTYPE_TGID);
+#endif
 
 	slot = &ms->slot;
 	/*
@@ -226,6 +234,19 @@ void __kmmscand_enter(struct mm_struct *mm)
 		WRITE_ONCE(kmmscand_first_mm, true);
 		wake_up_interruptible(&kmmscand_wait);
 	}
+}
+
+/**
+ * __kmmscand_fork - register the mm of a new child
+ * @p: the child, on the task list and not yet running
+ * @clone_flags: its clone flags; without CLONE_VM it has an mm of its own
+ *
+ * Context: process context, the parent in copy_process(); may sleep.
+ */
+void __kmmscand_fork(struct task_struct *p, u64 clone_flags)
+{
+	if (p->mm && !test_bit(MMF_KMMSCAND_OFF, &p->mm->flags))
+		__kmmscand_enter(p->mm, p);
 }
 
 /**
@@ -330,16 +351,23 @@ void kmmscand_release(struct kmmscand_mm_slot *ms)
 /* Processes the task-list walk collects before it registers them. */
 #define KMMSCAND_REGISTER_BATCH		16
 
+/* An mm to register, with a reference on it and on its process. */
+struct kmmscand_newcomer {
+	struct mm_struct *mm;
+	struct task_struct *task;
+};
+
 /*
  * Collect from @p on, in task-list order, up to KMMSCAND_REGISTER_BATCH
  * user mms that are neither registered nor opted out, each with an
- * mm_users reference.  Any thread of a process may hold its mm: the
- * thread-group leader may have exited while the others run on.
- * Returns the next process to look at, or &init_task at the end.
+ * mm_users reference and a reference on the thread that holds it.  Any
+ * thread of a process may hold its mm: the thread-group leader may have
+ * exited while the others run on.  Returns the next process to look at,
+ * or &init_task at the end.
  */
-static struct task_struct *kmmscand_collect_mms(struct task_struct *p,
-						struct mm_struct **batch,
-						unsigned int *n)
+static struct task_struct *
+kmmscand_collect_mms(struct task_struct *p, struct kmmscand_newcomer *batch,
+		     unsigned int *n)
 {
 	for (*n = 0; p != &init_task && *n < KMMSCAND_REGISTER_BATCH;
 	     p = next_task(p)) {
@@ -354,8 +382,11 @@ static struct task_struct *kmmscand_collect_mms(struct task_struct *p,
 		mm = t->mm;
 		if (!test_bit(MMF_VM_KMMSCAND, &mm->flags) &&
 		    !test_bit(MMF_KMMSCAND_OFF, &mm->flags) &&
-		    mmget_not_zero(mm))
-			batch[(*n)++] = mm;
+		    mmget_not_zero(mm)) {
+			get_task_struct(t);
+			batch[*n].mm = mm;
+			batch[(*n)++].task = t;
+		}
 		task_unlock(t);
 	}
 	return p;
@@ -379,7 +410,7 @@ static struct task_struct *kmmscand_collect_mms(struct task_struct *p,
  */
 unsigned long kmmscand_register_all(void)
 {
-	struct mm_struct *batch[KMMSCAND_REGISTER_BATCH];
+	struct kmmscand_newcomer batch[KMMSCAND_REGISTER_BATCH];
 	unsigned long registered = 0;
 	struct task_struct *p;
 	unsigned int i, n, done;
@@ -393,9 +424,10 @@ unsigned long kmmscand_register_all(void)
 		rcu_read_unlock();
 
 		for (i = 0, done = 0; i < n; i++) {
-			__kmmscand_enter(batch[i]);
-			done += test_bit(MMF_VM_KMMSCAND, &batch[i]->flags);
-			mmput_async(batch[i]);
+			__kmmscand_enter(batch[i].mm, batch[i].task);
+			done += test_bit(MMF_VM_KMMSCAND, &batch[i].mm->flags);
+			mmput_async(batch[i].mm);
+			put_task_struct(batch[i].task);
 		}
 		registered += done;
 		cond_resched();
@@ -443,7 +475,7 @@ int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on)
 	mmap_write_unlock(mm);
 
 	if (on)
-		__kmmscand_enter(mm);	/* no-op if still registered */
+		__kmmscand_enter(mm, current);	/* no-op if still registered */
 	else
 		kmmscand_queue_purge(mm, KMMSCAND_DROP_OPTOUT);
 	return 0;

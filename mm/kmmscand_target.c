@@ -17,6 +17,8 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/secretmem.h>
 
@@ -81,6 +83,49 @@ bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid)
 	       time_before(jiffies, READ_ONCE(ms->backoff_until));
 }
 
+/*
+ * The task whose cpuset and task policy apply to @mm, with a reference, or
+ * NULL.  With CONFIG_MEMCG that is mm->owner, which the kernel keeps up to
+ * date.  Without it, a thread of the thread group that registered @mm
+ * (struct kmmscand_mm_slot's @owner) that still uses @mm: the group
+ * leader may have exited while the other threads run on.
+ */
+static struct task_struct *kmmscand_mm_owner(struct mm_struct *mm)
+{
+	struct task_struct *p = NULL;
+#ifdef CONFIG_MEMCG
+	rcu_read_lock();
+	p = rcu_dereference(mm->owner);
+	if (p)
+		get_task_struct(p);
+	rcu_read_unlock();
+#else
+	struct kmmscand_mm_slot *ms;
+	struct task_struct *g, *t;
+	struct pid *pid = NULL;
+
+	spin_lock(&kmmscand_mm_lock);
+	ms = kmmscand_slot_lookup(mm);
+	if (ms)
+		pid = get_pid(ms->owner);
+	spin_unlock(&kmmscand_mm_lock);
+	rcu_read_lock();
+	g = pid_task(pid, PIDTYPE_TGID);
+	if (g) {
+		for_each_thread(g, t) {
+			if (READ_ONCE(t->mm) == mm) {
+				p = t;
+				get_task_struct(p);
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	put_pid(pid);
+#endif
+	return p;
+}
+
 /**
  * kmmscand_owner_nodes - where the owner of an mm may have its pages
  * @mm: the mm, pinned by the caller
@@ -88,38 +133,32 @@ bool kmmscand_backed_off(struct kmmscand_mm_slot *ms, int nid)
  * @nodes: set to @cpuset limited by a movable task mempolicy
  * @mof: set to whether the owner's task mempolicy lets its pages move
  *
- * mm->owner only exists with CONFIG_MEMCG; without it every node with
- * memory is allowed and the task policy is taken as the default one (the
- * VMA policy still applies).
+ * The owner is mm->owner with CONFIG_MEMCG, else a task of the process
+ * that registered @mm.  If there is none (it exited, or another process
+ * uses @mm through CLONE_VM), every node with memory is allowed and the
+ * task policy is taken as the default one (the VMA policy still applies).
  *
- * Context: process context; takes the owner's task_lock().
+ * Context: process context; takes the owner's task_lock(), and without
+ * CONFIG_MEMCG kmmscand_mm_lock.
  */
 void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
 			  nodemask_t *nodes, bool *mof)
 {
+	struct task_struct *p;
+
 	*cpuset = node_states[N_MEMORY];
 	*nodes = *cpuset;
 	*mof = true;
-#ifdef CONFIG_MEMCG
-	{
-		struct task_struct *p;
-
-		rcu_read_lock();
-		p = rcu_dereference(mm->owner);
-		if (p)
-			get_task_struct(p);
-		rcu_read_unlock();
-		if (!p)
-			return;
-		task_lock(p);
-		nodes_and(*cpuset, *cpuset, p->mems_allowed);
-		*nodes = *cpuset;
-		*mof = kmmscand_policy_moves(p->mempolicy);
-		kmmscand_policy_nodes(p->mempolicy, nodes);
-		task_unlock(p);
-		put_task_struct(p);
-	}
-#endif
+	p = kmmscand_mm_owner(mm);
+	if (!p)
+		return;
+	task_lock(p);
+	nodes_and(*cpuset, *cpuset, p->mems_allowed);
+	*nodes = *cpuset;
+	*mof = kmmscand_policy_moves(p->mempolicy);
+	kmmscand_policy_nodes(p->mempolicy, nodes);
+	task_unlock(p);
+	put_task_struct(p);
 }
 
 /*

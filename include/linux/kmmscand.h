@@ -5,11 +5,13 @@
 #include <linux/jump_label.h>
 #include <linux/sched/coredump.h>	/* MMF_VM_KMMSCAND, MMF_KMMSCAND_OFF */
 #include <linux/types.h>
+#include <asm/current.h>
 #include <uapi/linux/sched.h>		/* CLONE_VM */
 
 struct folio;
 struct mm_struct;
 struct pglist_data;
+struct task_struct;
 struct vm_area_struct;
 struct vm_fault;
 
@@ -42,7 +44,8 @@ enum kmmscand_throttle_reason {
 };
 
 #ifdef CONFIG_KMMSCAND
-void __kmmscand_enter(struct mm_struct *mm);
+void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner);
+void __kmmscand_fork(struct task_struct *p, u64 clone_flags);
 void __kmmscand_exit(struct mm_struct *mm);
 int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
 bool kmmscand_promo_wmark_active(struct pglist_data *pgdat);
@@ -110,7 +113,7 @@ static inline bool kmmscand_numa_skip_sample(struct folio *folio)
 static inline void kmmscand_new_mm(struct mm_struct *mm)
 {
 	if (!test_bit(MMF_KMMSCAND_OFF, &mm->flags))
-		__kmmscand_enter(mm);
+		__kmmscand_enter(mm, current);
 }
 
 /*
@@ -119,10 +122,10 @@ static inline void kmmscand_new_mm(struct mm_struct *mm)
  * (see __kmmscand_enter()).  It is scanned unless its parent opted out
  * (MMF_INIT_MASK).
  */
-static inline void kmmscand_fork(struct mm_struct *mm, u64 clone_flags)
+static inline void kmmscand_fork(struct task_struct *p, u64 clone_flags)
 {
-	if (mm && !(clone_flags & CLONE_VM))
-		kmmscand_new_mm(mm);
+	if (!(clone_flags & CLONE_VM))
+		__kmmscand_fork(p, clone_flags);
 }
 
 /* The mm installed by execve(); the opt-out survives exec. */
@@ -150,7 +153,7 @@ static inline int kmmscand_scanned(struct mm_struct *mm)
 	       !test_bit(MMF_KMMSCAND_OFF, &mm->flags);
 }
 #else
-static inline void kmmscand_fork(struct mm_struct *mm, u64 clone_flags)
+static inline void kmmscand_fork(struct task_struct *p, u64 clone_flags)
 {
 }
 

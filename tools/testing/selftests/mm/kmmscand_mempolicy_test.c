@@ -6,7 +6,8 @@
  * beside it is; MPOL_PREFERRED for node 1 and weighted interleave keep
  * their pages on node 1; a policy that asks to be optimised
  * (MPOL_F_NUMA_BALANCING) is promoted within its nodes; a range bound
- * to node 1 while its candidates wait in the queue is not promoted.
+ * to node 1 while its candidates wait in the queue is not promoted; a
+ * process whose task policy binds it to node 1 keeps its pages there.
  *
  * Needs: root, node 0 in a higher memory tier than node 1, a kernel with
  * CONFIG_KMMSCAND.
@@ -179,6 +180,72 @@ TEST_F_TIMEOUT(promote, mempolicy_rules, 150)
 	region_unmap(&wi);
 	region_unmap(&mof);
 	region_unmap(&def);
+}
+
+/*
+ * The task policy of the process whose memory it is applies as well: a
+ * process whose task policy is MPOL_BIND to node 1 keeps its hot pages on
+ * node 1, while a process with the default policy, started beside it, has
+ * its hot pages promoted.  Each process has a VMA without a policy, so
+ * the task policy is the one that decides.  Without CONFIG_MEMCG there is
+ * no mm->owner to find the task by.
+ */
+TEST_F_TIMEOUT(promote, task_policy_kept, 120)
+{
+	const size_t len = 4 * MB;
+	const unsigned long n = len / psize();
+	struct node_count nb = {}, nf = {};
+	unsigned long one = 2UL, got = 0;
+	pid_t bound, free_;
+	char *bb, *fb;
+	long long t0, ms = -1;
+
+	bb = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fb = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bb);
+	ASSERT_NE(MAP_FAILED, fb);
+	/* The child inherits the task policy. */
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_BIND, &one, sizeof(one) * 8));
+	bound = hot_child(bb, len, false);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_LT(0, bound) TH_LOG("bound child: %s", strerror(-bound));
+	free_ = hot_child(fb, len, false);
+	if (free_ < 0) {
+		kill(bound, SIGKILL);
+		waitpid(bound, NULL, 0);
+	}
+	ASSERT_LT(0, free_) TH_LOG("free child: %s", strerror(-free_));
+
+	t0 = now_ms();
+	do {
+		if (where_pages(free_, fb, n, &nf))
+			break;
+		got = pct(nf.n[0], n);
+		if (got >= HOT_PCT) {
+			ms = now_ms() - t0;
+			break;
+		}
+		sleep_ms(POLL_MS);
+	} while (now_ms() - t0 < DEADLINE_MS);
+	/* Three more periods for the bound pages to (wrongly) move. */
+	if (ms >= 0)
+		sleep_ms(3 * PERIOD_MAX_MS);
+	EXPECT_EQ(0, where_pages(bound, bb, n, &nb));
+	kill(bound, SIGKILL);
+	kill(free_, SIGKILL);
+	waitpid(bound, NULL, 0);
+	waitpid(free_, NULL, 0);
+	munmap(bb, len);
+	munmap(fb, len);
+
+	ksft_print_msg("default policy: %lu%% on node 0 after %lld ms\n",
+		       got, ms);
+	ksft_print_msg("task policy MPOL_BIND node 1: %lu on node 0, %lu on node 1 of %lu\n",
+		       nb.n[0], nb.n[1], n);
+	ASSERT_LE(0, ms) TH_LOG("the control was not promoted: nothing to compare with");
+	EXPECT_EQ(0UL, nb.n[0]) TH_LOG("pages promoted against the task's MPOL_BIND");
 }
 
 /*
