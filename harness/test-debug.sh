@@ -54,7 +54,8 @@ files=("tests=$out/tests/kmmscand_stress" "tests=$out/tests/kmmscand_fault_test"
 			[ -f "$b" ] && [ -x "$b" ] || continue
 			case "$n" in
 			kmmscand_stress|kmmscand_fault_test) continue ;;
-			kmmscand_late_tier_test) continue ;;	# its own VM: make test
+			# VMs of their own in make test
+			kmmscand_late_tier_test|kmmscand_multi_top_test) continue ;;
 			esac
 			files+=("tests=$b")
 			names+=("$n")

@@ -70,13 +70,14 @@ bench/test-report.sh >> "$host" || rc=$?
 # kselftests.
 "$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
 # kmmscand_fault_test needs fault injection, which only the debug kernel
-# has: it runs in `make test-debug`.  kmmscand_late_tier_test needs a
-# node 1 without memory at boot: it runs in a VM of its own, below.
+# has: it runs in `make test-debug`.  kmmscand_late_tier_test and
+# kmmscand_multi_top_test need other topologies: VMs of their own, below.
 tests=()
 for b in "$out"/tests/*; do
 	[ -f "$b" ] && [ -x "$b" ] || continue
 	case "$(basename "$b")" in
-	kmmscand_fault_test|kmmscand_late_tier_test) continue ;;
+	kmmscand_fault_test|kmmscand_late_tier_test|kmmscand_multi_top_test)
+		continue ;;
 	esac
 	tests+=("$b")
 done
@@ -103,35 +104,42 @@ set -e
 log "VM finished in $(cat "$out/seconds")s (status $vmrc); logs in $out/"
 sed 's/^/    | /' "$out/stdout.log" >&2
 
+# Selftests that need a VM of another shape, one short boot each:
+# extra_vm NAME BINARY VAR=VALUE... boots harness/vm.sh with the
+# variables given and runs BINARY alone.
+extra_vm() {
+	local name=$1 bin=$2 dir=$out/$1 rc
+	shift 2
+	mkdir -p "$dir"
+	{
+		echo 'cd /tmp'
+		echo "echo '@@KMM-BEGIN $bin@@'"
+		echo "/opt/tests/$bin 2>&1"
+		echo "echo \"@@KMM-END $bin \$?@@\""
+		echo 'exit 0'
+	} > "$dir/job"
+	"$HARNESS/mkinitramfs.sh" "$dir/initramfs.cpio" "$dir/job" "tests=$out/tests/$bin"
+	log "booting the $name VM ($*) for $bin"
+	set +e
+	env "$@" VM_TIMEOUT="${EXTRA_TIMEOUT:-300}" "$HARNESS/vm.sh" "$dir/initramfs.cpio" "$dir"
+	rc=$?
+	set -e
+	log "$name VM finished in $(cat "$dir/seconds")s (status $rc); logs in $dir/"
+	sed 's/^/    | /' "$dir/stdout.log" >&2
+	[ $rc -eq 0 ] || echo "not ok $name:vm: status $rc, see $dir/" >> "$host"
+	if ! python3 "$HARNESS/klog.py" "$dir/console.log" > "$dir/klog.txt"; then
+		echo "not ok $name:kernel-log: $(head -n 1 "$dir/klog.txt")" >> "$host"
+	fi
+	cat "$dir/stdout.log" >> "$out/selftests.log"
+	names+=("$bin")
+}
+cp "$out/stdout.log" "$out/selftests.log"
 # The slow tier onlined after the processes: node 1 boots without memory,
-# its dimm offline (harness/vm.sh), and kmmscand_late_tier_test onlines it.
-lt=$out/late-tier
-mkdir -p "$lt"
-{
-	echo 'cd /tmp'
-	echo "echo '@@KMM-BEGIN kmmscand_late_tier_test@@'"
-	echo "/opt/tests/kmmscand_late_tier_test 2>&1"
-	echo "echo \"@@KMM-END kmmscand_late_tier_test \$?@@\""
-	echo 'exit 0'
-} > "$lt/job"
-"$HARNESS/mkinitramfs.sh" "$lt/initramfs.cpio" "$lt/job" \
-	"tests=$out/tests/kmmscand_late_tier_test"
-log "booting the VM with node 1 empty until a test onlines it"
-set +e
-NODE1_MB=0 DIMM1_MB=256 APPEND="memhp_default_state=offline" \
-	VM_TIMEOUT=${LT_TIMEOUT:-300} "$HARNESS/vm.sh" "$lt/initramfs.cpio" "$lt"
-ltrc=$?
-set -e
-log "late-tier VM finished in $(cat "$lt/seconds")s (status $ltrc); logs in $lt/"
-sed 's/^/    | /' "$lt/stdout.log" >&2
-if [ $ltrc -ne 0 ]; then
-	echo "not ok late-tier:vm: status $ltrc, see $lt/" >> "$host"
-fi
-if ! python3 "$HARNESS/klog.py" "$lt/console.log" > "$lt/klog.txt"; then
-	echo "not ok late-tier:kernel-log: $(head -n 1 "$lt/klog.txt")" >> "$host"
-fi
-cat "$out/stdout.log" "$lt/stdout.log" > "$out/selftests.log"
-names+=(kmmscand_late_tier_test)
+# its dimm offline, and the test onlines it.
+extra_vm late-tier kmmscand_late_tier_test NODE1_MB=0 DIMM1_MB=256 \
+	APPEND=memhp_default_state=offline
+# Two top-tier nodes (node 2 as fast as node 0) in front of node 1.
+extra_vm multi-top kmmscand_multi_top_test NODE2_MB=512 DIMM1_MB=0
 
 # The host's userland in the guest (virtio-9p root): perf, trace-cmd,
 # numactl and numastat against this kernel (harness/guest/userland-check.sh).

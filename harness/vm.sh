@@ -4,6 +4,8 @@
 # Topology: node 0 = the vCPUs + NODE0_MB of DRAM; node 1 = CPU-less slow
 # tier of NODE1_MB, with HMAT giving it 10x the latency and 1/10 the
 # bandwidth of node 0, so the kernel puts it in a lower memory tier.
+# NODE2_MB > 0 adds node 2: CPU-less DRAM as fast as node 0 (the same
+# HMAT figures), so a second top-tier node, as on a two-socket machine.
 # Node 1 also gets a hot-pluggable pc-dimm of DIMM1_MB (0: none), which the
 # kernel onlines into ZONE_MOVABLE (memhp_default_state=online_movable), so
 # tests can offline it like a CXL device that is about to be removed.
@@ -21,6 +23,7 @@ source "$(dirname "$0")/lib.sh"
 initrd=$1 outdir=$2
 NODE0_MB=${NODE0_MB:-1024}
 NODE1_MB=${NODE1_MB:-1024}
+NODE2_MB=${NODE2_MB:-0}
 DIMM1_MB=${DIMM1_MB:-256}
 CPUS=${CPUS:-2}
 ACCEL=${ACCEL:-tcg}
@@ -33,6 +36,7 @@ done
 # NODE1_MB=0: node 1 has no memory at boot, only the dimm (which then
 # needs DIMM1_MB > 0): the slow tier appears when the dimm is onlined.
 [[ $NODE1_MB =~ ^(0|[1-9][0-9]*)$ ]] || die "NODE1_MB must be a non-negative integer (got '$NODE1_MB')"
+[[ $NODE2_MB =~ ^(0|[1-9][0-9]*)$ ]] || die "NODE2_MB must be a non-negative integer (got '$NODE2_MB')"
 [ "$NODE1_MB" -gt 0 ] || [ "$DIMM1_MB" -gt 0 ] ||
 	die "NODE1_MB=0 needs a dimm on node 1 (DIMM1_MB > 0)"
 # A memory block (and sparsemem section) of x86-64 is 128 MB: the kernel
@@ -54,10 +58,10 @@ rm -f "$outdir"/{console,stdout,stderr}.log
 cpu=max
 [ "$ACCEL" = kvm ] && cpu=host
 
-mem=$((NODE0_MB + NODE1_MB))M
+mem=$((NODE0_MB + NODE1_MB + NODE2_MB))M
 dimm=()
 if [ "$DIMM1_MB" -gt 0 ]; then
-	mem+=",slots=2,maxmem=$((NODE0_MB + NODE1_MB + DIMM1_MB))M"
+	mem+=",slots=2,maxmem=$((NODE0_MB + NODE1_MB + NODE2_MB + DIMM1_MB))M"
 	dimm=(-object memory-backend-ram,id=dimm1,size="${DIMM1_MB}M"
 	      -device pc-dimm,id=dimm1,memdev=dimm1,node=1)
 	APPEND="memhp_default_state=online_movable $APPEND"
@@ -67,6 +71,13 @@ node1=(-numa node,nodeid=1,initiator=0)
 if [ "$NODE1_MB" -gt 0 ]; then
 	node1=(-object memory-backend-ram,id=m1,size="${NODE1_MB}M"
 	       -numa node,nodeid=1,memdev=m1,initiator=0)
+fi
+node2=()
+if [ "$NODE2_MB" -gt 0 ]; then
+	node2=(-object memory-backend-ram,id=m2,size="${NODE2_MB}M"
+	       -numa node,nodeid=2,memdev=m2,initiator=0
+	       -numa hmat-lb,initiator=0,target=2,hierarchy=memory,data-type=access-latency,latency=10
+	       -numa hmat-lb,initiator=0,target=2,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G)
 fi
 
 fs=()
@@ -89,6 +100,7 @@ qemu=(qemu-system-x86_64 -machine q35,hmat=on -accel "$ACCEL" -cpu "$cpu"
 	-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=100
 	-numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=1G
+	"${node2[@]}"
 	"${dimm[@]}" "${fs[@]}"
 	-kernel "$KERNEL" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic rdinit=/init numa_balancing=disable $APPEND"

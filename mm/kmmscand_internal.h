@@ -383,9 +383,10 @@ bool kmmscand_pfn_queued(unsigned long pfn);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 unsigned int kmmscand_queue_held(void);
 unsigned long kmmscand_queue_want(unsigned int batch);
-unsigned int kmmscand_batch_get(unsigned long want);
+unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip);
+bool kmmscand_queue_elsewhere(const nodemask_t *nodes);
 void kmmscand_batch_put(unsigned int n);
-void kmmscand_requeue(struct kmmscand_cand *e);
+void kmmscand_requeue(struct kmmscand_cand *e, bool tail);
 
 /* Target node (mm/kmmscand_target.c). */
 void kmmscand_target_failed(struct mm_struct *mm, int nid);

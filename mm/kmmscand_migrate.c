@@ -35,6 +35,13 @@
 
 /* Pause after a deferred batch, for kswapd or the demotion window. */
 #define KMMSCAND_DEFER_PAUSE	max_t(long, HZ / 10, 1)
+/*
+ * Target nodes found throttled, since kmmscand_throttled_at: their
+ * candidates wait at the back of the queue while those for other nodes
+ * go, until the next pause.
+ */
+static nodemask_t kmmscand_throttled;
+static unsigned long kmmscand_throttled_at;
 
 /* kmmscand_promote_group() verdicts besides enum kmmscand_throttle_reason. */
 #define KMMSCAND_GROUP_GO		KMMSCAND_THROTTLE_NONE	/* promote the group */
@@ -242,7 +249,7 @@ static unsigned long kmmscand_recheck_mm(unsigned int first,
 			if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
 				continue;
 			requeued += e->nr;
-			kmmscand_requeue(e);
+			kmmscand_requeue(e, false);
 		}
 		goto out;
 	}
@@ -297,11 +304,13 @@ static const enum vm_event_item kmmscand_promoted_event[KMMSCAND_NR_SOURCES] = {
  * Promote the candidates [first, last) of the batch, all towards @nid and
  * all from one source, sorted by mm.  Returns the pages that were deferred
  * (put back to the queue); adds the pages handed to migrate_pages() to
- * @tried.
+ * @tried, and the pages put back behind the queue because @nid is
+ * throttled to @throttled.
  */
 static unsigned long kmmscand_promote_group(unsigned int first,
 					    unsigned int last, int nid, u64 now,
-					    unsigned long *tried)
+					    unsigned long *tried,
+					    unsigned long *throttled)
 {
 	unsigned long pages = 0, isolated = 0, failed, nr_succeeded = 0;
 	unsigned long requeued = 0;
@@ -325,8 +334,16 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 			       KMMSCAND_DEFER_RATELIMIT :
 			       KMMSCAND_DEFER_DEMOTION);
 		trace_kmmscand_throttle(reason, nid, pages);
-		for (i = last; i > first; i--)
-			kmmscand_requeue(&kmmscand_batch[i - 1]);
+		/*
+		 * Behind the candidates for other nodes: a throttled node
+		 * must not hold back promotion to a node with room.
+		 */
+		for (i = first; i < last; i++)
+			kmmscand_requeue(&kmmscand_batch[i], true);
+		if (nodes_empty(kmmscand_throttled))
+			kmmscand_throttled_at = jiffies;
+		node_set(nid, kmmscand_throttled);
+		*throttled += pages;
 		return pages;
 	}
 	if (reason == KMMSCAND_GROUP_GO)
@@ -425,7 +442,7 @@ static void kmmscand_drain_all(void)
 	do {
 		unsigned int i;
 
-		n = kmmscand_batch_get(ULONG_MAX);
+		n = kmmscand_batch_get(ULONG_MAX, NULL);
 		for (i = 0; i < n; i++) {
 			struct kmmscand_cand *e = &kmmscand_batch[i];
 			bool exited = !atomic_read(&e->mm->mm_users);
@@ -449,6 +466,7 @@ static long kmmscand_migrate_once(void)
 	unsigned int rate = READ_ONCE(kmmscand_promote_rate_mbps);
 	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
 	unsigned long want, deferred = 0, tried = 0;
+	unsigned long throttled_pages = 0;
 	unsigned int i, n;
 	long wait;
 	u64 now;
@@ -467,7 +485,10 @@ static long kmmscand_migrate_once(void)
 	if (wait)
 		return wait;
 
-	n = kmmscand_batch_get(want);
+	/* Look at the throttled nodes again after a pause's time. */
+	if (time_after(jiffies, kmmscand_throttled_at + KMMSCAND_DEFER_PAUSE))
+		nodes_clear(kmmscand_throttled);
+	n = kmmscand_batch_get(want, &kmmscand_throttled);
 	/*
 	 * No lru_add_drain() before the batch: it would drain only the CPU
 	 * this thread happens to run on, a guess at where the candidates'
@@ -484,7 +505,8 @@ static long kmmscand_migrate_once(void)
 		       kmmscand_batch[j].source == kmmscand_batch[i].source)
 			j++;
 		deferred += kmmscand_promote_group(i, j, kmmscand_batch[i].nid,
-						   now, &tried);
+						   now, &tried,
+						   &throttled_pages);
 		i = j;
 		cond_resched();
 	}
@@ -496,9 +518,19 @@ static long kmmscand_migrate_once(void)
 	 * go back: pages not pulled, deferred, or dropped as stale.
 	 */
 	kmmscand_rate_return(want - min(want, tried));
-	if (deferred)
-		return KMMSCAND_DEFER_PAUSE;	/* for kswapd or the demotion window */
-	return 0;
+	if (tried || (n && !deferred))
+		return 0;
+	/*
+	 * Nothing went.  Candidates for nodes with room go on at once;
+	 * otherwise pause for kswapd, the demotion window or the holder of
+	 * a contended mmap_lock.
+	 */
+	if (n && deferred > throttled_pages)
+		return KMMSCAND_DEFER_PAUSE;
+	if (kmmscand_queue_elsewhere(&kmmscand_throttled))
+		return 0;
+	nodes_clear(kmmscand_throttled);
+	return KMMSCAND_DEFER_PAUSE;
 }
 
 /* Waiting for work, not throttled: set before waiting, cleared after. */

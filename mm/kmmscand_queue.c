@@ -52,6 +52,10 @@ struct kmmscand_cand *kmmscand_batch;
 static unsigned int kmmscand_batch_len;
 /* ring + batch entries; read locklessly to skip purging an empty queue */
 static unsigned int kmmscand_nr_held;
+/* Candidates in the ring per target node (kmmscand_queue_elsewhere()). */
+static unsigned int kmmscand_node_queued[MAX_NUMNODES];
+/* Candidates one batch_get() moves behind the others at most. */
+#define KMMSCAND_SKIP_MAX	1024
 DEFINE_SPINLOCK(kmmscand_queue_lock);
 /*
  * The PFNs held by the ring or the batch, so that a folio is queued once:
@@ -128,6 +132,7 @@ bool kmmscand_queue_folio(struct folio *folio, struct mm_struct *mm,
 	e->source = source;
 	e->gone = KMMSCAND_ALIVE;
 	e->requeued = false;
+	WRITE_ONCE(kmmscand_node_queued[nid], kmmscand_node_queued[nid] + 1);
 	kmmscand_ring_len++;
 	kmmscand_ring_pages += nr;
 	WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
@@ -197,8 +202,11 @@ wait:
 }
 
 /**
- * kmmscand_requeue - put a deferred candidate back at the head of the ring
+ * kmmscand_requeue - put a candidate of the batch in flight back
  * @e: an entry of the batch in flight
+ * @tail: behind every candidate queued (its target node is throttled:
+ *	candidates for other nodes go first), or else in front of them
+ *	(it waits for nothing but a lock)
  *
  * A candidate of an mm that was purged, has exited or has opted out
  * meanwhile, or one that finds the ring full, is dropped instead and
@@ -207,7 +215,7 @@ wait:
  * Context: the migration thread, holding the batch; takes
  * kmmscand_queue_lock.
  */
-void kmmscand_requeue(struct kmmscand_cand *e)
+void kmmscand_requeue(struct kmmscand_cand *e, bool tail)
 {
 	bool kept = false;
 	int gone, why;
@@ -223,9 +231,16 @@ void kmmscand_requeue(struct kmmscand_cand *e)
 		why = KMMSCAND_DROP_OPTOUT;
 	if (why == KMMSCAND_ALIVE &&
 	    kmmscand_ring_len < KMMSCAND_QUEUE_LEN) {
-		kmmscand_ring_head = (kmmscand_ring_head + KMMSCAND_QUEUE_LEN - 1) %
-				     KMMSCAND_QUEUE_LEN;
-		*kmmscand_ring_at(0) = *e;
+		if (tail) {
+			*kmmscand_ring_at(kmmscand_ring_len) = *e;
+		} else {
+			kmmscand_ring_head = (kmmscand_ring_head +
+					      KMMSCAND_QUEUE_LEN - 1) %
+					     KMMSCAND_QUEUE_LEN;
+			*kmmscand_ring_at(0) = *e;
+		}
+		WRITE_ONCE(kmmscand_node_queued[e->nid],
+			   kmmscand_node_queued[e->nid] + 1);
 		kmmscand_ring_len++;
 		kmmscand_ring_pages += e->nr;
 		WRITE_ONCE(kmmscand_nr_held, kmmscand_nr_held + 1);
@@ -300,12 +315,35 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
 }
 
 /**
+ * kmmscand_queue_elsewhere - are candidates waiting for other nodes?
+ * @nodes: the target nodes to leave out
+ *
+ * Context: any; a lockless look at the ring.
+ *
+ * Return: true if the ring holds a candidate whose target is not in @nodes.
+ */
+bool kmmscand_queue_elsewhere(const nodemask_t *nodes)
+{
+	int nid;
+
+	for_each_node(nid)
+		if (!node_isset(nid, *nodes) &&
+		    READ_ONCE(kmmscand_node_queued[nid]))
+			return true;
+	return false;
+}
+
+/**
  * kmmscand_batch_get - take the next batch out of the ring
  * @want: pages wanted (kmmscand_queue_want())
+ * @skip: target nodes whose candidates wait (throttled), or NULL
  *
  * Moves candidates from the head of the ring into kmmscand_batch, up to
  * @want pages but at least one candidate, and sorts them by target node,
- * source and mm.  The sort runs outside kmmscand_queue_lock, before the
+ * source and mm.  Candidates for a node in @skip met on the way go to the
+ * tail of the ring instead, KMMSCAND_SKIP_MAX at most, so that a
+ * throttled node does not hold back the others; the batch may then be
+ * empty.  The sort runs outside kmmscand_queue_lock, before the
  * batch is published to kmmscand_queue_purge().
  *
  * Context: the migration thread; sleeps.  Returns holding
@@ -313,18 +351,29 @@ static int kmmscand_cand_cmp(const void *a, const void *b)
  *
  * Return: the number of candidates in kmmscand_batch.
  */
-unsigned int kmmscand_batch_get(unsigned long want)
+unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip)
 {
+	unsigned int n = 0, skipped = 0;
 	unsigned long pulled = 0;
-	unsigned int n = 0;
 
 	mutex_lock(&kmmscand_batch_mutex);
 	spin_lock(&kmmscand_queue_lock);
 	while (kmmscand_ring_len && n < KMMSCAND_BATCH_MAX) {
 		struct kmmscand_cand *e = kmmscand_ring_at(0);
 
+		if (skip && node_isset(e->nid, *skip) &&
+		    skipped < min(kmmscand_ring_len, KMMSCAND_SKIP_MAX)) {
+			/* To the tail; with a full ring that is where it is. */
+			*kmmscand_ring_at(kmmscand_ring_len) = *e;
+			kmmscand_ring_head = (kmmscand_ring_head + 1) %
+					     KMMSCAND_QUEUE_LEN;
+			skipped++;
+			continue;
+		}
 		if (n && pulled + e->nr > want)
 			break;
+		WRITE_ONCE(kmmscand_node_queued[e->nid],
+			   kmmscand_node_queued[e->nid] - 1);
 		kmmscand_batch[n++] = *e;
 		pulled += e->nr;
 		kmmscand_ring_pages -= e->nr;

@@ -46,6 +46,7 @@
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/vmstat.h>
@@ -187,30 +188,47 @@ static int kmmscand_distance(int from, int to)
  * of the task; cpuset of the accessing task; top tier only; target_node)
  * with the accessing node first.  NUMA_NO_NODE if nowhere.
  */
+/*
+ * The node masks of kmmscand_fault_target(), one pair per CPU: a hint
+ * fault runs on the task's stack, where two nodemask_t would take 256
+ * bytes with CONFIG_NODES_SHIFT=10.
+ */
+struct kmmscand_fault_masks {
+	nodemask_t allowed;
+	nodemask_t toptier;
+};
+
+static DEFINE_PER_CPU(struct kmmscand_fault_masks, kmmscand_fault_masks);
+
 static int kmmscand_fault_target(struct folio *folio,
 				 struct vm_area_struct *vma,
 				 unsigned long addr, int nid)
 {
-	nodemask_t allowed = cpuset_current_mems_allowed;
-	nodemask_t toptier = NODE_MASK_NONE;
+	struct kmmscand_fault_masks *m;
 	struct mempolicy *pol;
-	bool moves;
+	int n, target;
 	pgoff_t ilx;
-	int n;
 
+	/* Before the per-CPU masks: a shared policy's lookup may sleep on RT. */
 	pol = get_vma_policy(vma, addr, folio_order(folio), &ilx);
-	moves = kmmscand_policy_moves(pol);
-	kmmscand_policy_nodes(pol, &allowed);
-	mpol_cond_put(pol);
-	if (!moves)
+	if (!kmmscand_policy_moves(pol)) {
+		mpol_cond_put(pol);
 		return NUMA_NO_NODE;
-
+	}
+	m = get_cpu_ptr(&kmmscand_fault_masks);
+	m->allowed = cpuset_current_mems_allowed;
+	kmmscand_policy_nodes(pol, &m->allowed);
+	nodes_clear(m->toptier);
 	for_each_node_state(n, N_MEMORY)
 		if (node_is_toptier(n))
-			node_set(n, toptier);
-	return kmmscand_access_target(nid, &allowed, &toptier, folio_nid(folio),
-				      READ_ONCE(kmmscand_target_node),
-				      kmmscand_distance);
+			node_set(n, m->toptier);
+	target = kmmscand_access_target(nid, &m->allowed, &m->toptier,
+					folio_nid(folio),
+					READ_ONCE(kmmscand_target_node),
+					kmmscand_distance);
+	put_cpu_ptr(&kmmscand_fault_masks);
+	mpol_cond_put(pol);
+	return target;
 }
 
 /*
