@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kthread_cpu.h"
+#include "kmmscand_util.h"	/* kmmscand_status() */
 
 #define ENABLED "/sys/kernel/mm/kmmscand/enabled"
 
@@ -29,23 +30,6 @@ static int put(const char *path, const char *s)
 		return -1;
 	ret = fputs(s, f) < 0;
 	return fclose(f) || ret ? -1 : 0;
-}
-
-static int status(pid_t pid)
-{
-	char path[64], line[256];
-	int val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Kmmscand:\t", 10))
-			val = atoi(line + 10);
-	fclose(f);
-	return val;
 }
 
 static double now(void)
@@ -88,7 +72,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < n; i++)
-		before += status(pids[i]) == 1;
+		before += kmmscand_status(pids[i]) == 1;
 	k0 = kthread_ticks("kmmscand");
 	t0 = now();
 	if (put(ENABLED, "1")) {
@@ -96,7 +80,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	do {
-		st = status(pids[n - 1]);
+		st = kmmscand_status(pids[n - 1]);
 		t = now() - t0;
 	} while (st != 1 && t < 60);
 	k1 = kthread_ticks("kmmscand");

@@ -547,24 +547,6 @@ TEST_F_TIMEOUT(fault, touched_once_not_promoted, 120)
 	region_unmap(&r);
 }
 
-/* The value of the "Kmmscand:" line of /proc/<pid>/status, or -1. */
-static int kmmscand_status(pid_t pid)
-{
-	char path[64], line[256];
-	int val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Kmmscand:\t", 10))
-			val = atoi(line + 10);
-	fclose(f);
-	return val;
-}
-
 #define LATE_REG_MS		5000	/* registration after enabling */
 
 /*
@@ -581,7 +563,6 @@ TEST_F_TIMEOUT(fault, started_while_disabled, 120)
 	const unsigned long n = len / psize();
 	unsigned long long v0[NR_V], v1[NR_V];
 	long long t0, reg_ms = -1, ms = -1;
-	struct node_count nc = {};
 	unsigned long got = 0;
 	char *base;
 	pid_t pid;
@@ -608,19 +589,8 @@ TEST_F_TIMEOUT(fault, started_while_disabled, 120)
 		}
 		sleep_ms(10);
 	} while (now_ms() - t0 < LATE_REG_MS);
-	if (reg_ms >= 0) {
-		t0 = now_ms();
-		do {
-			if (where_pages(pid, base, n, &nc))
-				break;
-			got = pct(nc.n[0], n);
-			if (got >= HOT_PCT) {
-				ms = now_ms() - t0;
-				break;
-			}
-			sleep_ms(POLL_MS);
-		} while (now_ms() - t0 < DEADLINE_MS);
-	}
+	if (reg_ms >= 0)
+		ms = wait_on_node(pid, base, n, 0, HOT_PCT, DEADLINE_MS, &got);
 	vm_read(v1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

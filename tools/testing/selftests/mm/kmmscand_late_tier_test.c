@@ -25,24 +25,6 @@
 #define REG_DEADLINE_MS		5000	/* registration after the online */
 #define TIER_DEADLINE_MS	5000	/* node 1 in a lower tier */
 
-/* The value of the "Kmmscand:" line of /proc/<pid>/status, or -1. */
-static int kmmscand_status(pid_t pid)
-{
-	char path[64], line[256];
-	int val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Kmmscand:\t", 10))
-			val = atoi(line + 10);
-	fclose(f);
-	return val;
-}
-
 /* The memory blocks of node 1 in the state @state; returns how many. */
 static int node1_blocks(int *blocks, int max, const char *state)
 {
@@ -218,17 +200,7 @@ TEST_F_TIMEOUT(late, fault_source_registers_on_online, 150)
 	ASSERT_EQ(0, err) TH_LOG("placing on node 1: %s", strerror(err));
 	ASSERT_EQ(0, where_pages(self->child, base, n, &nc));
 	ASSERT_EQ(n, nc.n[1]) TH_LOG("%lu of %lu pages on node 1", nc.n[1], n);
-	t0 = now_ms();
-	do {
-		if (where_pages(self->child, base, n, &nc))
-			break;
-		got = pct(nc.n[0], n);
-		if (got >= HOT_PCT) {
-			ms = now_ms() - t0;
-			break;
-		}
-		sleep_ms(POLL_MS);
-	} while (now_ms() - t0 < DEADLINE_MS);
+	ms = wait_on_node(self->child, base, n, 0, HOT_PCT, DEADLINE_MS, &got);
 	kmm_stats_read(&s1);
 	ksft_print_msg("%lu%% on node 0 after %lld ms; fault_promoted +%llu, pte_scanned +%llu\n",
 		       got, ms, D(&s0, &s1, S_FAULT_PROMOTED),

@@ -194,11 +194,11 @@ TEST_F_TIMEOUT(promote, task_policy_kept, 120)
 {
 	const size_t len = 4 * MB;
 	const unsigned long n = len / psize();
-	struct node_count nb = {}, nf = {};
+	struct node_count nb = {};
 	unsigned long one = 2UL, got = 0;
 	pid_t bound, free_;
 	char *bb, *fb;
-	long long t0, ms = -1;
+	long long ms;
 
 	bb = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -218,17 +218,7 @@ TEST_F_TIMEOUT(promote, task_policy_kept, 120)
 	}
 	ASSERT_LT(0, free_) TH_LOG("free child: %s", strerror(-free_));
 
-	t0 = now_ms();
-	do {
-		if (where_pages(free_, fb, n, &nf))
-			break;
-		got = pct(nf.n[0], n);
-		if (got >= HOT_PCT) {
-			ms = now_ms() - t0;
-			break;
-		}
-		sleep_ms(POLL_MS);
-	} while (now_ms() - t0 < DEADLINE_MS);
+	ms = wait_on_node(free_, fb, n, 0, HOT_PCT, DEADLINE_MS, &got);
 	/* Three more periods for the bound pages to (wrongly) move. */
 	if (ms >= 0)
 		sleep_ms(3 * PERIOD_MAX_MS);

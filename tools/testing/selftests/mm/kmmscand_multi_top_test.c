@@ -196,15 +196,9 @@ TEST_F_TIMEOUT(multi, full_node_does_not_block_other, 180)
 
 	if (queued >= QUEUED_MIN && D(&s0, &s1, S_DEFER_WATERMARK)) {
 		ASSERT_EQ(1, write(b.go, "g", 1));
-		t0 = now_ms();
-		do {
-			sleep_ms(POLL_MS);
-			if (where_pages(b.pid, b.hot, hot_n, &nb))
-				break;
-			got = pct(nb.n[2], hot_n);
-			if (got >= HOT_PCT)
-				ms = now_ms() - t0;
-		} while (ms < 0 && now_ms() - t0 < DEADLINE_MS);
+		ms = wait_on_node(b.pid, b.hot, hot_n, 2, HOT_PCT, DEADLINE_MS,
+				  &got);
+		where_pages(b.pid, b.hot, hot_n, &nb);
 	}
 	kmm_stats_read(&s1);
 	where_pages(a.pid, a.hot, hot_n, &na);

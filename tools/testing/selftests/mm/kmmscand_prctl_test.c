@@ -27,31 +27,6 @@ static int kmm_set(unsigned long on)
 	return prctl(PR_SET_KMMSCAND, on, 0, 0, 0);
 }
 
-/* The value of the "Kmmscand:" line of /proc/<pid>/status, or -1. */
-static int status_line(pid_t pid)
-{
-	char path[64], line[256];
-	int val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Kmmscand:\t", 10)) {
-			if (!strcmp(line + 10, "0\n"))
-				val = 0;
-			else if (!strcmp(line + 10, "1\n"))
-				val = 1;
-			else
-				val = -2;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 FIXTURE(prctl) {
 	int saved;
 };
@@ -73,7 +48,7 @@ FIXTURE_TEARDOWN(prctl)
 TEST_F(prctl, default_on)
 {
 	EXPECT_EQ(1, self->saved) TH_LOG("a new process should be scanned");
-	EXPECT_EQ(1, status_line(getpid()))
+	EXPECT_EQ(1, kmmscand_status(getpid()))
 		TH_LOG("/proc/self/status needs \"Kmmscand:\\t1\"");
 }
 
@@ -81,13 +56,13 @@ TEST_F(prctl, set_get)
 {
 	ASSERT_EQ(0, kmm_set(0)) TH_LOG("opt out: %s", strerror(errno));
 	EXPECT_EQ(0, kmm_get());
-	EXPECT_EQ(0, status_line(getpid()))
+	EXPECT_EQ(0, kmmscand_status(getpid()))
 		TH_LOG("/proc/self/status needs \"Kmmscand:\\t0\"");
 	ASSERT_EQ(0, kmm_set(0)) TH_LOG("opting out twice must work");
 	EXPECT_EQ(0, kmm_get());
 	ASSERT_EQ(0, kmm_set(1)) TH_LOG("opt in: %s", strerror(errno));
 	EXPECT_EQ(1, kmm_get());
-	EXPECT_EQ(1, status_line(getpid()));
+	EXPECT_EQ(1, kmmscand_status(getpid()));
 }
 
 TEST_F(prctl, bad_args)
@@ -141,7 +116,7 @@ TEST_F(prctl, fork_inherits)
 
 			/* the child's own change must not reach the parent */
 			if (got == v && !kmm_set(!v) && kmm_get() == !v)
-				_exit(status_line(getpid()) == !v ? 0 : 3);
+				_exit(kmmscand_status(getpid()) == !v ? 0 : 3);
 			_exit(got < 0 ? 2 : 1);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -160,7 +135,7 @@ static int exec_child(void)
 
 	if (got < 0)
 		return 10;
-	if (status_line(getpid()) != got)
+	if (kmmscand_status(getpid()) != got)
 		return 11;
 	return got;
 }

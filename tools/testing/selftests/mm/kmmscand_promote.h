@@ -168,29 +168,38 @@ static inline unsigned long region_verify(const struct region *r,
 }
 
 /*
- * Wait until the pages [first, first + n) of @r reach @want percent on
- * node 0, polling every POLL_MS up to @deadline_ms.  Returns the time it
- * took in ms, or -1; *@got is the last share observed.
+ * Wait until @want percent of the @n pages at @base of process @pid (0:
+ * this one) are on @node, polling every POLL_MS up to @deadline_ms.
+ * Returns the time it took in ms, or -1; *@got is the last share observed.
  */
-static inline long long wait_promoted(const struct region *r,
-				      unsigned long first, unsigned long n,
-				      unsigned long want, long long deadline_ms,
-				      unsigned long *got)
+static inline long long wait_on_node(pid_t pid, char *base, unsigned long n,
+				     int node, unsigned long want,
+				     long long deadline_ms, unsigned long *got)
 {
 	long long t0 = now_ms();
 	struct node_count nc;
 
 	*got = 0;
 	for (;;) {
-		if (where_pages(0, r->base + first * psize(), n, &nc))
+		if (where_pages(pid, base, n, &nc))
 			return -1;
-		*got = pct(nc.n[0], n);
+		*got = pct(nc.n[node], n);
 		if (*got >= want)
 			return now_ms() - t0;
 		if (now_ms() - t0 >= deadline_ms)
 			return -1;
 		sleep_ms(POLL_MS);
 	}
+}
+
+/* wait_on_node() for the pages [first, first + n) of @r and node 0. */
+static inline long long wait_promoted(const struct region *r,
+				      unsigned long first, unsigned long n,
+				      unsigned long want, long long deadline_ms,
+				      unsigned long *got)
+{
+	return wait_on_node(0, r->base + first * psize(), n, 0, want,
+			    deadline_ms, got);
 }
 
 /* ---- keeping memory hot -------------------------------------------------- */

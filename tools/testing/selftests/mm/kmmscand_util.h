@@ -291,6 +291,34 @@ static inline int write_long(const char *path, long val)
 	return write_str(path, buf);
 }
 
+/*
+ * The value of the "Kmmscand:" line of /proc/<pid>/status: 1 registered
+ * and not opted out, 0 not, -1 no such line or process, -2 another value.
+ */
+static inline int kmmscand_status(pid_t pid)
+{
+	char path[64], line[256];
+	int val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Kmmscand:\t", 10))
+			continue;
+		if (!strcmp(line + 10, "0\n"))
+			val = 0;
+		else if (!strcmp(line + 10, "1\n"))
+			val = 1;
+		else
+			val = -2;
+	}
+	fclose(f);
+	return val;
+}
+
 /* ---- nodes, tiers, kthreads ------------------------------------------- */
 
 static inline bool node_online(int nid)
