@@ -5,18 +5,32 @@
  * stay visible to idle page tracking (and so to DAMON, which reads the
  * same page flag): a page accessed after it was marked idle must read
  * as not idle from /sys/kernel/mm/page_idle/bitmap, whether kmmscand
- * looked at it in between or not.
+ * looked at it in between or not; and reclaim must still count it as
+ * referenced, so that kmmscand's scan does not get a page that is in use
+ * swapped out before the pages that are not.
  *
  * Needs: root, node 0 in a higher memory tier than node 1, a kernel with
- * CONFIG_KMMSCAND and CONFIG_IDLE_PAGE_TRACKING.
+ * CONFIG_KMMSCAND and CONFIG_IDLE_PAGE_TRACKING; the reclaim test a zram
+ * device (CONFIG_ZRAM, CONFIG_SWAP) for swap.
  */
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <sys/swap.h>
+
 #include "kmmscand_promote.h"
 
+#ifndef MADV_COLD
+#define MADV_COLD		20
+#endif
+
 #define PAGE_IDLE_BITMAP	"/sys/kernel/mm/page_idle/bitmap"
+#define ZRAM_SYSFS		"/sys/block/zram0/"
+#define ZRAM_DEV		"/dev/zram0"
+#define ZRAM_MB			256
+#define HOT_EVERY		4	/* one page in this many is read */
+#define RECLAIM_MB		8	/* beyond node 1's free memory */
 
 FIXTURE(idle) {
 	struct kmm_env env;
@@ -154,3 +168,166 @@ int main(int argc, char **argv)
 {
 	return kmm_test_main(argc, argv);
 }
+
+/* ---- reclaim ------------------------------------------------------------ */
+
+/*
+ * Give zram0 @mb of space and swap on it.  Returns 0, or -errno with the
+ * step that failed in @why.
+ */
+static int zram_swapon(unsigned int mb, const char **why)
+{
+	const long pg = psize();
+	char size[32], *hdr;
+	uint32_t *info;
+	int fd, ret = 0;
+
+	snprintf(size, sizeof(size), "%uM", mb);
+	*why = ZRAM_SYSFS "disksize";
+	if (write_str(ZRAM_SYSFS "disksize", size))
+		return -errno;
+	/* What mkswap writes: the magic, version 1, the last page. */
+	*why = ZRAM_DEV;
+	hdr = calloc(1, pg);
+	if (!hdr)
+		return -ENOMEM;
+	info = (uint32_t *)(hdr + 1024);
+	info[0] = 1;
+	info[1] = (uint32_t)((unsigned long)mb * MB / pg - 1);
+	memcpy(hdr + pg - 10, "SWAPSPACE2", 10);
+	fd = open(ZRAM_DEV, O_WRONLY);
+	if (fd < 0 || pwrite(fd, hdr, pg, 0) != pg || fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(hdr);
+	if (ret)
+		return ret;
+	*why = "swapon";
+	return swapon(ZRAM_DEV, 0) ? -errno : 0;
+}
+
+static void zram_swapoff(void)
+{
+	swapoff(ZRAM_DEV);
+	write_str(ZRAM_SYSFS "reset", "1");
+}
+
+/*
+ * A child that asks node 1 for @len bytes (MPOL_BIND through its VMA, so
+ * that zram's own allocations are not bound): reclaim on node 1 has to
+ * make the room.  Writes a byte on @rep when done and waits until killed.
+ */
+static void node1_hog(size_t len, int rep)
+{
+	unsigned long one = 2UL;
+	char *p, c = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_KMMSCAND, 0, 0, 0, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED ||
+	    sys_mbind(p, len, MPOL_BIND, &one, sizeof(one) * 8, 0) ||
+	    madvise(p, len, MADV_POPULATE_WRITE))
+		c = 1;
+	if (write(rep, &c, 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/*
+ * Reclaim order: pages kmmscand found young keep their reference for
+ * reclaim.  128 MB on node 1, all made cold with MADV_COLD (no Accessed
+ * bit, no PG_young, inactive); then one page in HOT_EVERY is read, and
+ * kmmscand (detect only) finds those young and clears their bits.  A
+ * process then asks node 1 for RECLAIM_MB more than it has free, with
+ * zram swap on.  The pages read must be swapped out much less than the
+ * others: at most half their share.  If kmmscand consumed their Accessed
+ * bits without handing the access on (PG_young), reclaim would see them
+ * exactly as the cold ones.
+ */
+TEST_F_TIMEOUT(idle, reclaim_keeps_scanned_young, 180)
+{
+	const size_t len = 128 * MB;
+	unsigned long i, hot_n = 0, cold_n = 0, hot_sw = 0, cold_sw = 0;
+	struct kmm_stats s0, s1;
+	long long t0, free_kb;
+	const char *why = "";
+	struct region r;
+	int pm, rep[2], ret;
+	pid_t hog;
+	char c;
+
+	if (access(ZRAM_SYSFS "disksize", W_OK))
+		SKIP(return, "no zram0 (CONFIG_ZRAM=n or CONFIG_SWAP=n)");
+	ASSERT_EQ(0, knob_set(KNOB_PROMOTE_RATE_LIMIT_MBPS, 0));
+	ASSERT_EQ(0, region_on_node1(&r, len, 0, 0x5a5a));
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_LE(0, pm);
+
+	ret = zram_swapon(ZRAM_MB, &why);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", why, strerror(-ret));
+
+	/* All cold: no Accessed bit, no PG_young, on the inactive list. */
+	ASSERT_EQ(0, madvise(r.base, r.len, MADV_COLD));
+	kmm_stats_read(&s0);
+	for (i = 0; i < r.npages; i += HOT_EVERY) {
+		uint64_t v = *(uint64_t *)(r.base + i * psize() + 8);
+
+		asm volatile("" : : "r"(v) : "memory");
+		hot_n++;
+	}
+	cold_n = r.npages - hot_n;
+	/* Until kmmscand has found (and cleared) those young bits. */
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+	} while (D(&s0, &s1, S_YOUNG) < hot_n &&
+		 now_ms() - t0 < SHORT_DEADLINE_MS);
+	ksft_print_msg("kmmscand: young +%llu of %lu read, in %lld ms\n",
+		       D(&s0, &s1, S_YOUNG), hot_n, now_ms() - t0);
+	if (D(&s0, &s1, S_YOUNG) < hot_n)
+		zram_swapoff();
+	ASSERT_LE(hot_n, D(&s0, &s1, S_YOUNG))
+		TH_LOG("kmmscand did not find the pages read young");
+
+	free_kb = node_meminfo_kb(1, "MemFree:");
+	ASSERT_EQ(0, pipe(rep));
+	fflush(stdout);
+	fflush(stderr);
+	hog = fork();
+	if (!hog) {
+		close(rep[0]);
+		node1_hog((size_t)free_kb * 1024 + RECLAIM_MB * MB, rep[1]);
+	}
+	close(rep[1]);
+	ret = read(rep[0], &c, 1) == 1 && !c ? 0 : -1;
+	close(rep[0]);
+	for (i = 0; i < r.npages; i++) {
+		bool sw = pagemap_is_swapped(pm, r.base + i * psize());
+
+		if (i % HOT_EVERY)
+			cold_sw += sw;
+		else
+			hot_sw += sw;
+	}
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	ksft_print_msg("node 1 had %lld MB free; swapped out: read %lu of %lu, cold %lu of %lu\n",
+		       free_kb / 1024, hot_sw, hot_n, cold_sw, cold_n);
+	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, 0)) TH_LOG("pages corrupt");
+	region_unmap(&r);
+	close(pm);
+	zram_swapoff();
+
+	ASSERT_EQ(0, ret) TH_LOG("the process asking node 1 for memory failed");
+	ASSERT_LE(cold_n, 4 * cold_sw)
+		TH_LOG("reclaim swapped out too few cold pages to compare");
+	/* hot_sw / hot_n <= (cold_sw / cold_n) / 2 */
+	EXPECT_LE(2 * hot_sw * cold_n, cold_sw * hot_n)
+		TH_LOG("the pages kmmscand found young were swapped out like the cold ones");
+}
+
