@@ -49,6 +49,24 @@ FIXTURE_TEARDOWN_PARENT(idle)
 	kmm_env_restore(&self->env);
 }
 
+/*
+ * Wait until kmmscand has found (and cleared) @want young Accessed bits
+ * since @s0, or SHORT_DEADLINE_MS passed; @s1 is the last snapshot.
+ * Returns the time waited in ms.
+ */
+static long long await_young(const struct kmm_stats *s0, struct kmm_stats *s1,
+			     unsigned long want)
+{
+	long long t0 = now_ms();
+
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(s1);
+	} while (D(s0, s1, S_YOUNG) < want &&
+		 now_ms() - t0 < SHORT_DEADLINE_MS);
+	return now_ms() - t0;
+}
+
 /* Set (@mark) or read the idle bit of @pfn; returns the bit, or -errno. */
 static int idle_bit(int fd, unsigned long pfn, bool mark)
 {
@@ -129,16 +147,9 @@ TEST_F_TIMEOUT(idle, scanned_access_not_idle, 120)
 		asm volatile("" : : "r"(v) : "memory");
 	}
 
-	/* Wait until kmmscand has found (and cleared) that many young bits. */
-	t0 = now_ms();
-	do {
-		sleep_ms(POLL_MS);
-		kmm_stats_read(&s1);
-	} while (D(&s0, &s1, S_YOUNG) < marked &&
-		 now_ms() - t0 < SHORT_DEADLINE_MS);
+	t0 = await_young(&s0, &s1, marked);
 	ksft_print_msg("kmmscand: young +%llu, passes +%llu in %lld ms\n",
-		       D(&s0, &s1, S_YOUNG), D(&s0, &s1, S_MM_SCAN),
-		       now_ms() - t0);
+		       D(&s0, &s1, S_YOUNG), D(&s0, &s1, S_MM_SCAN), t0);
 	ASSERT_LE(marked, D(&s0, &s1, S_YOUNG))
 		TH_LOG("kmmscand did not scan the region within %d ms",
 		       SHORT_DEADLINE_MS);
@@ -280,15 +291,9 @@ TEST_F_TIMEOUT(idle, reclaim_keeps_scanned_young, 180)
 		hot_n++;
 	}
 	cold_n = r.npages - hot_n;
-	/* Until kmmscand has found (and cleared) those young bits. */
-	t0 = now_ms();
-	do {
-		sleep_ms(POLL_MS);
-		kmm_stats_read(&s1);
-	} while (D(&s0, &s1, S_YOUNG) < hot_n &&
-		 now_ms() - t0 < SHORT_DEADLINE_MS);
+	t0 = await_young(&s0, &s1, hot_n);
 	ksft_print_msg("kmmscand: young +%llu of %lu read, in %lld ms\n",
-		       D(&s0, &s1, S_YOUNG), hot_n, now_ms() - t0);
+		       D(&s0, &s1, S_YOUNG), hot_n, t0);
 	if (D(&s0, &s1, S_YOUNG) < hot_n)
 		zram_swapoff();
 	ASSERT_LE(hot_n, D(&s0, &s1, S_YOUNG))
