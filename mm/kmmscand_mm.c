@@ -238,12 +238,12 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 
 /**
  * __kmmscand_fork - register the mm of a new child
- * @p: the child, on the task list and not yet running
- * @clone_flags: its clone flags; without CLONE_VM it has an mm of its own
+ * @p: the child, on the task list and not yet running, with an mm of its
+ *	own (no CLONE_VM) unless it is a kernel thread
  *
  * Context: process context, the parent in copy_process(); may sleep.
  */
-void __kmmscand_fork(struct task_struct *p, u64 clone_flags)
+void __kmmscand_fork(struct task_struct *p)
 {
 	if (p->mm && !test_bit(MMF_KMMSCAND_OFF, &p->mm->flags))
 		__kmmscand_enter(p->mm, p);

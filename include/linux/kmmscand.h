@@ -45,7 +45,7 @@ enum kmmscand_throttle_reason {
 
 #ifdef CONFIG_KMMSCAND
 void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner);
-void __kmmscand_fork(struct task_struct *p, u64 clone_flags);
+void __kmmscand_fork(struct task_struct *p);
 void __kmmscand_exit(struct mm_struct *mm);
 int kmmscand_prctl_set(struct mm_struct *mm, unsigned long on);
 bool kmmscand_promo_wmark_active(struct pglist_data *pgdat);
@@ -125,7 +125,7 @@ static inline void kmmscand_new_mm(struct mm_struct *mm)
 static inline void kmmscand_fork(struct task_struct *p, u64 clone_flags)
 {
 	if (!(clone_flags & CLONE_VM))
-		__kmmscand_fork(p, clone_flags);
+		__kmmscand_fork(p);
 }
 
 /* The mm installed by execve(); the opt-out survives exec. */
