@@ -164,6 +164,8 @@ static inline bool kmmscand_table_due(unsigned int seq, unsigned long idx,
  * period at once.  Independently of the period, a pass that found warm
  * pages or candidates, and an mm with slow-tier pages at all, get a quick
  * pass (slow-tier tables only) after scan_period_min_ms (mm/kmmscand.c).
+ * A pass that finds a young slow-tier page in an idle table runs at the
+ * full budget from then on (kmmscand_visit_budget()).
  */
 
 /**
@@ -210,6 +212,28 @@ static inline unsigned int kmmscand_clamp_budget(unsigned int budget,
 	unsigned int hi = max(scan_size, lo);
 
 	return clamp(budget, lo, hi);
+}
+
+/**
+ * kmmscand_visit_budget - the page budget of the next visit of an mm
+ * @budget: the mm's budget in pages
+ * @scan_size: the scan_size tunable (upper bound)
+ * @woken: the pass in progress found a young slow-tier page in an idle
+ *	table (the hot set moved) and looks for it in every table
+ *
+ * An idle mm's budget has halved down to scan_size / 16, which spreads a
+ * pass over many rounds: right while nothing changes, too slow for the
+ * pass that looks for a hot set that moved.  That pass, and the ones
+ * after it until a full pass finds the mm idle again, get the whole
+ * scan_size.  The pages examined are the same, only sooner.
+ *
+ * Return: the budget, within [max(@scan_size / 16, 1), max(@scan_size, 1)].
+ */
+static inline unsigned int kmmscand_visit_budget(unsigned int budget,
+						 unsigned int scan_size,
+						 bool woken)
+{
+	return kmmscand_clamp_budget(woken ? UINT_MAX : budget, scan_size);
 }
 
 /**

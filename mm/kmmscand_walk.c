@@ -454,8 +454,9 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	int nid;
 
 	/* A changed scan_size applies from this visit on. */
-	ms->budget = kmmscand_clamp_budget(ms->budget,
-					   READ_ONCE(kmmscand_scan_size));
+	ms->budget = kmmscand_visit_budget(ms->budget,
+					   READ_ONCE(kmmscand_scan_size),
+					   ms->in_pass && ms->wake_seq == ms->seq);
 	w->ms = ms;
 	w->budget = min_t(unsigned long, ms->budget, round_budget);
 	w->stop_addr = 0;

@@ -61,6 +61,11 @@ static void kmmscand_test_period_clamp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_clamp_budget(32, 65536));
 	KUNIT_EXPECT_EQ(test, 1000U, kmmscand_clamp_budget(1000, 4096));
 	KUNIT_EXPECT_EQ(test, 1U, kmmscand_clamp_budget(0, 0));
+	/* a pass that looks for a moved hot set does it at full budget */
+	KUNIT_EXPECT_EQ(test, 65536U, kmmscand_visit_budget(4096, 65536, true));
+	KUNIT_EXPECT_EQ(test, 4096U, kmmscand_visit_budget(4096, 65536, false));
+	KUNIT_EXPECT_EQ(test, 512U, kmmscand_visit_budget(65536, 512, false));
+	KUNIT_EXPECT_EQ(test, 1U, kmmscand_visit_budget(0, 0, true));
 	/* idle decay from the bottom gets off the floor: 500 -> 625 */
 	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_period(500, 0, 0, 0, 500, 5000));
 	/* tiny period still grows or clamps, never sticks below min */
