@@ -36,7 +36,9 @@ quick)  : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 3000 *
 quick-bignode) : "${NODE0_MB:=3072}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((600 + 1800 * ${rep:-1}))}" ;;
 medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=1024}" "${VM_TIMEOUT:=$((900 + 2400 * ${rep:-3}))}" ;;
 full)   : "${NODE0_MB:=1024}" "${NODE1_MB:=2048}" "${VM_TIMEOUT:=$((1800 + 12000 * ${rep:-1}))}" ;;
-*) echo "bench: BENCH must be quick, quick-bignode, medium or full" >&2; exit 2 ;;
+scale)  : "${NODE0_MB:=1024}" "${NODE1_MB:=5120}" "${VM_TIMEOUT:=$((900 + 1800 * ${rep:-1}))}" ;;
+scale-medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=5120}" "${VM_TIMEOUT:=$((900 + 3600 * ${rep:-3}))}" ;;
+*) echo "bench: BENCH must be quick, quick-bignode, medium, full, scale or scale-medium" >&2; exit 2 ;;
 esac
 export NODE0_MB NODE1_MB VM_TIMEOUT
 # The hot-pluggable dimm of the test VM would change node 1: bench without it.

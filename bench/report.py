@@ -223,7 +223,7 @@ def regime(env, rows):
     fast = env.get("fast_node", "0")
     total = num(env.get("node%s_total_mb" % fast))
     free = [m["fast_free_start_mb"] for m in rows if m.get("fast_free_start_mb") is not None
-            and m.get("workload") != "scancost"]
+            and not special(m.get("workload", ""))]
     if total is None and not free:
         return None
     s = "Fast node %s: %s MB, free at the start of the runs %s MB.  " % (
@@ -448,6 +448,20 @@ def sources_tables(by, wls, period=1.0):
         out += rows
         out.append("")
     return out
+
+
+def special(wl):
+    """Workloads with a table of their own, out of the headline table and
+    the summary: the scan-cost microbench and the scale curve."""
+    return wl == "scancost" or wl.startswith("scale-")
+
+
+def scale_shape(wl):
+    """(processes, GB mapped, dense?) of a scale-* workload name, or None."""
+    m = re.match(r"scale-(?:(\d+)p|(dense))-(\d+)g$", wl)
+    if not m:
+        return None
+    return (int(m.group(1) or 1), int(m.group(3)), bool(m.group(2)))
 
 
 def fmt(x, nd=1, none="never"):
@@ -723,7 +737,7 @@ def main():
         md.append("Policy order fixed in every round (SHUFFLE=0).\n")
     redis_wls = [wl for wl in workloads if any(m["workload"] == wl and m.get("kind") == "redis"
                                                for m in rows)]
-    main_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
+    main_wls = [wl for wl in workloads if not special(wl) and wl not in redis_wls]
     if main_wls:
         hdr = ["workload", "policy", "t50 s (%s)" % pm, "t90 s (%s)" % pm,
                "hot on node0 time-avg %", "hot on node0 end %", "cold promoted %",
@@ -852,6 +866,34 @@ def main():
                 fmt(m.get("t90_s"))))
         md.append("")
 
+    scale = [wl for wl in workloads if scale_shape(wl)]
+    if scale:
+        md.append("## Scale: scan cost by processes and GB mapped, %s MB hot set\n"
+                  % env.get("scale_hot_mb", "?"))
+        md.append("Sparse mappings touch one page per 2 MB besides the hot set; dense "
+                  "ones are populated on the slow node.  CPU per GB is promoter CPU "
+                  "(kthreads + task sys above `none`) per GB mapped per second of run.\n")
+        md.append("| workload | processes | GB mapped | policy | promoter CPU s | "
+                  "ms per GB per s | kthread CPU s | PTEs scanned | t90 s (%s) | "
+                  "hot on node0 end %% | history peak B |" % pm)
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for wl in scale:
+            procs, gb, dense = scale_shape(wl)
+            for p in pols:
+                m = by.get((wl, p))
+                if not m or p == "none":
+                    continue
+                cpu = m.get("promoter_cpu_s")
+                per_gb = (cpu * 1000.0 / gb / dur if cpu is not None and dur else None)
+                md.append("| %s | %d | %d%s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    wl, procs, gb, " dense" if dense else "", p,
+                    cell(wl, p, "promoter_cpu_s", 2, "-"), fmt(per_gb, 1, "-"),
+                    cell(wl, p, "kthread_cpu_s", 2, "-"),
+                    cell(wl, p, "kmmscand_pte_scanned", 0, "-"), cell(wl, p, "t90_s"),
+                    cell(wl, p, "hot_final_pct", 1, "-"),
+                    cell(wl, p, "history_peak_bytes", 0, "-")))
+        md.append("")
+
     # ---------------------------------------------------------- summary
     summ = []
     summ.append("kmmscand bench summary (mode %s, %s s per run%s, placement sampled every "
@@ -874,7 +916,7 @@ def main():
 
     # The summaries compare like with like: only workloads where 'none' and
     # every policy that has any result got a run that was not left out.
-    sum_wls = [wl for wl in workloads if wl != "scancost" and wl not in redis_wls]
+    sum_wls = [wl for wl in workloads if not special(wl) and wl not in redis_wls]
     have = [p for p in cmp_pols if any(okm(wl, p) for wl in sum_wls)]
     common = [wl for wl in sum_wls if all(okm(wl, p) for p in ["none"] + have)]
     # (label, key, best-of, 'never' counts as worst, cost metric: only
@@ -890,7 +932,7 @@ def main():
     ]
     wins = {p: 0 for p in cmp_pols}
     for wl in workloads:
-        if wl == "scancost" or wl in redis_wls:
+        if special(wl) or wl in redis_wls:
             continue
         ok = [okm(wl, p) for p in cmp_pols if okm(wl, p)]
         if not ok:

@@ -17,12 +17,15 @@
 #   @@RUN-END workload=W policy=P rep=R rc=N wall=S
 #
 # Arguments are key=value words:
-#   MODE=quick|quick-bignode|medium|full  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
+#   MODE=quick|quick-bignode|medium|full|scale|scale-medium  DUR=<s per run>  SIZE_MB=<region>  SPARSE_MB=<map size>
 #   SCAN_MB=<scan-cost map size>  WORKLOADS="<names>"  POLICIES="<names>"
 #   SCANCOST=0|1  SEED=<n>  REPEAT=<runs of each workload x policy>
 #   SAMPLE_MS=<placement sampling period of the workload, ms; default 100>
 #   SHUFFLE=1|0  ORDER_SEED=<n>  (policy order shuffled per round, seeded;
 #   default on, seed = SEED)
+#   SCALE_HOT_MB=<hot set of the scale-* workloads>
+#   PERF=1  (perf record -a during every run: @@PERF lines, the top 40
+#   (comm, symbol) pairs by CPU samples; needs perf in the VM, HOSTFS=1)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
 #   SLOW_NODE=<n> FAST_NODE=<n>  (default 1 and 0, the VM's; on a real
 #   tiered machine: the CXL/slow node and the DRAM node the CPUs sit on)
@@ -35,6 +38,9 @@
 #            topfull-hard sparse
 #            uniform populate file-shared file-shared-rw thp-move (the
 #            microbenchmarks, bench/workload.c)
+#            scale-<N>p-<G>g (N processes sharing a sparse G GB mapping),
+#            scale-dense-<G>g (G GB densely on the slow node); both with a
+#            SCALE_HOT_MB hot set
 #            redis-get redis-mix (bench/redis-workload.sh: redis-server,
 #            redis-benchmark and migratepages from the host, VM needs HOSTFS)
 # Policies:  none kmmscand numab2 damos-naive damos-tuned kmm-nopmd kmm-tlb
@@ -77,6 +83,15 @@ quick-bignode)
 	DUR=10; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0
 	WORKLOADS="hotcold zipf phase multi thp thp-scatter topfull"
 	POLICIES="none kmmscand numab2 damos-tuned" ;;
+scale|scale-medium)
+	# the scan-cost curve: 1, 10 and 100 processes, 1, 4 and 16 GB mapped
+	# (sparse), and 4 GB densely on the slow node, each with a small hot
+	# set (make bench BENCH=scale boots node 1 with 5120 MB for it)
+	DUR=10; SCANCOST=0
+	[ "$MODE" = scale-medium ] && { DUR=30; REPEAT=3; }
+	WORKLOADS="scale-1p-1g scale-10p-1g scale-100p-1g scale-1p-4g scale-1p-16g
+		scale-10p-16g scale-100p-16g scale-dense-4g"
+	POLICIES="none kmmscand numab2" ;;
 medium)
 	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
 	WORKLOADS="hotcold zipf phase multi thp topfull redis-get redis-mix"
@@ -89,10 +104,13 @@ medium)
 esac
 SEED=42
 SAMPLE_MS=100
+PERF=0
 SHUFFLE=1
 ORDER_SEED=
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
 HARD_HOT_MB=112
+# scale-*: the hot set in MB, shared by the processes
+SCALE_HOT_MB=16
 # damos-tuned access thresholds (of 20 samples per 100 ms aggregation; age in
 # aggregation intervals), chosen by the sweep recorded in bench/README.md
 DAMOS_MIN_NR=1
@@ -184,7 +202,7 @@ echo "@@BENCH-BEGIN"
 echo "@@ENV mode=$MODE dur=$DUR size_mb=$SIZE_MB sparse_mb=$SPARSE_MB scan_mb=$SCAN_MB seed=$SEED sample_ms=$SAMPLE_MS"
 echo "@@ENV workloads=$(echo $WORKLOADS | tr ' ' ',') policies=$(echo $POLICIES | tr ' ' ',') scancost=$SCANCOST repeat=$REPEAT"
 echo "@@ENV shuffle=$SHUFFLE order_seed=$ORDER_SEED"
-echo "@@ENV hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
+echo "@@ENV scale_hot_mb=$SCALE_HOT_MB hard_hot_mb=$HARD_HOT_MB damos_min_nr=$DAMOS_MIN_NR damos_min_age=$DAMOS_MIN_AGE"
 echo "@@ENV redis_keys=$REDIS_KEYS redis_value=$REDIS_VALUE redis_hot_pct=$REDIS_HOT_PCT redis_clients=$REDIS_CLIENTS redis_loop_n=$REDIS_LOOP_N"
 echo "@@ENV file_path=$FILE_PATH file_rw_path=$FILE_RW_PATH"
 command -v redis-server >/dev/null 2>&1 &&
@@ -506,6 +524,13 @@ workload_args() {	# workload_args NAME -> args for the workload binary
 	topfull-hard) echo "--mode $1 --size-mb $SIZE_MB --hot-mb $HARD_HOT_MB $common" ;;
 	sparse) echo "--mode sparse --size-mb $SPARSE_MB $common" ;;
 	scancost) echo "--mode sparse --size-mb $SCAN_MB --sparse-hot-mb 64 $common" ;;
+	scale-dense-*g)
+		g=${1#scale-dense-}; g=${g%g}
+		is_count "$g" && echo "--mode hotcold --size-mb $((g * 1024)) --hot-mb $SCALE_HOT_MB $common" ;;
+	scale-*p-*g)
+		n=${1#scale-}; n=${n%%p-*}; g=${1#scale-*p-}; g=${g%g}
+		is_count "$n" && is_count "$g" &&
+			echo "--mode sparse --procs $n --size-mb $((g * 1024)) --sparse-hot-mb $SCALE_HOT_MB $common" ;;
 	uniform|populate|thp-move) echo "--mode $1 --size-mb $SIZE_MB $common" ;;
 	file-shared) echo "--mode $1 --size-mb $SIZE_MB --file $FILE_PATH $common" ;;
 	file-shared-rw) echo "--mode $1 --size-mb $SIZE_MB --file $FILE_RW_PATH $common" ;;
@@ -524,8 +549,19 @@ workload_prog() {	# workload_prog NAME -> the program that runs it
 	esac
 }
 
+is_count() {	# is_count V: V is a positive decimal number
+	case "$1" in ''|*[!0-9]*|0*) return 1 ;; esac
+}
+
 workload_missing() {	# -> prints a reason when the workload cannot run here
 	case "$1" in
+	scale-dense-*g)
+		# the dense mapping must fit in the slow node, with 256 MB to spare
+		g=${1#scale-dense-}; g=${g%g}
+		free=$(awk '/MemFree/ { print int($4 / 1024) }' \
+			/sys/devices/system/node/node$SLOW_NODE/meminfo)
+		[ "$free" -ge $((g * 1024 + 256)) ] ||
+			echo "node $SLOW_NODE has $free MB free, $1 needs $((g * 1024 + 256)) (BENCH=scale boots it with NODE1_MB=5120)" ;;
 	redis-*)
 		if [ -z "$RWL" ]; then
 			echo "redis-workload.sh not found next to $0"
@@ -537,6 +573,15 @@ workload_missing() {	# -> prints a reason when the workload cannot run here
 			return
 		done ;;
 	esac
+}
+
+perf_top() {	# perf_top PID: stop perf record PID, print the top (comm, symbol)
+	kill -INT "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	perf report -i $TMP/perf.data --stdio --no-children --sort comm,sym -g none \
+		--percent-limit 0.5 2>/dev/null |
+		awk '/^ *[0-9.]+%/ { print "@@PERF " $0; if (++n == 40) exit }'
+	rm -f $TMP/perf.data
 }
 
 run_one() {	# run_one WORKLOAD POLICY REP
@@ -599,10 +644,18 @@ run_one() {	# run_one WORKLOAD POLICY REP
 		) &
 		hpid=$!
 	fi
+	# PERF=1: where the CPU went during the run (every CPU, kernel call
+	# chains; the host's perf, so HOSTFS=1)
+	ppid=
+	if [ "$PERF" = 1 ] && command -v perf >/dev/null 2>&1; then
+		perf record -q -e cpu-clock -F 499 -g -a -o $TMP/perf.data >/dev/null 2>&1 &
+		ppid=$!
+	fi
 	touch $TMP/go
 	wait $wpid
 	rc=$?
 	t1=$(date +%s)
+	[ -n "$ppid" ] && perf_top $ppid
 	if [ -n "$hpid" ]; then
 		touch $TMP/hist.stop
 		wait $hpid
