@@ -14,6 +14,13 @@ finish() {
 }
 
 start=$(date +%s)
+# The judge first: results.py and klog.py against hand-written logs.
+if python3 "$HARNESS/test_results.py" > "$out/unit-results.txt" 2>&1; then
+	echo "ok harness:results-unittest: $(grep -o '^Ran [0-9]* tests' "$out/unit-results.txt")" >> "$host"
+else
+	echo "not ok harness:results-unittest: $(grep -E '^(FAIL|ERROR):' "$out/unit-results.txt" |
+		head -3 | tr '\n' ' ')" >> "$host"
+fi
 if ! "$HARNESS/build-kernel.sh" 2>&1 | tee "$out/build.txt" >&2; then
 	why=$(grep -m1 'error:' "$out/build.txt" | sed 's/^\[harness\] error: //')
 	echo "not ok build:kernel: ${why:-see $out/build.txt}" >> "$host"
