@@ -3,7 +3,7 @@
 # two-tier VM and return its stdout, stderr and exit status.
 # Environment: FILES (extra files copied next to PROG, /opt/prog in the guest),
 # HOSTFS=0|1|auto (run in the busybox initramfs or in the host's root),
-# NODE0_MB, NODE1_MB, NODE2_MB, DIMM1_MB, CPUS, ACCEL=tcg|kvm, VM_TIMEOUT (s), APPEND (kernel
+# NODE0_MB, NODE1_MB, NODE2_MB, DIMM1_MB, CPUS, ACCEL=tcg|kvm, VM_CPU (-cpu model), VM_TIMEOUT (s), APPEND (kernel
 # command line additions), VM_OUT (where logs are kept).
 source "$(dirname "$0")/lib.sh"
 usage() { echo "usage: make vm-run PROG=<program or script> [ARGS=\"...\"] [FILES=\"...\"] [HOSTFS=0|1|auto]" >&2; exit 2; }

@@ -14,7 +14,8 @@
 # so that the host's programs, dynamically linked ones included, run in
 # the guest. SHELL_VM=1 gives an interactive shell on the terminal instead
 # of a job (the kernel console shares it, no VM_TIMEOUT); it needs a
-# terminal on stdin.
+# terminal on stdin.  VM_CPU overrides the -cpu model (default max; host
+# with KVM).
 # Writes OUTDIR/console.log (kernel console), stdout.log, stderr.log.
 # Exits with the guest job's status; 124 when the wall-clock budget
 # (VM_TIMEOUT seconds) ran out, 125 when the guest died without reporting.
@@ -57,6 +58,13 @@ mkdir -p "$outdir"
 rm -f "$outdir"/{console,stdout,stderr}.log
 cpu=max
 [ "$ACCEL" = kvm ] && cpu=host
+# VM_CPU: another -cpu model (e.g. max,-erms,-fsrm: no string-instruction
+# page copies, see bench/README.md).
+if [ -n "${VM_CPU:-}" ]; then
+	[[ $VM_CPU =~ ^[A-Za-z0-9][A-Za-z0-9_.,+=-]*$ ]] ||
+		die "VM_CPU must be a QEMU -cpu model and its flags (got '$VM_CPU')"
+	cpu=$VM_CPU
+fi
 
 mem=$((NODE0_MB + NODE1_MB + NODE2_MB))M
 dimm=()
