@@ -62,7 +62,7 @@
 #define MPOL_BIND_ 2
 #define MPOL_MF_MOVE_ (1 << 1)
 #define MAX_NODE 127		/* node masks of the syscalls below: 128 bits */
-#define MAX_PROCS 16
+#define MAX_PROCS 128
 #define MAX_THREADS 64
 /* trace entries: page index, and the access kind in the top bit */
 #define TRACE_STORE 0x80000000u
