@@ -453,10 +453,13 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	unsigned int k = READ_ONCE(kmmscand_hot_threshold);
 	int nid;
 
-	/* A changed scan_size applies from this visit on. */
+	/*
+	 * A changed scan_size applies from this visit on; a pass that woke
+	 * the idle tables (kmmscand_note_table()) goes on at full budget.
+	 */
 	ms->budget = kmmscand_visit_budget(ms->budget,
 					   READ_ONCE(kmmscand_scan_size),
-					   ms->in_pass && ms->wake_seq == ms->seq);
+					   ms->wake_seq == ms->seq);
 	w->ms = ms;
 	w->budget = min_t(unsigned long, ms->budget, round_budget);
 	w->stop_addr = 0;
