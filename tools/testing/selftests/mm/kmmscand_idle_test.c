@@ -28,9 +28,10 @@
 #define PAGE_IDLE_BITMAP	"/sys/kernel/mm/page_idle/bitmap"
 #define ZRAM_SYSFS		"/sys/block/zram0/"
 #define ZRAM_DEV		"/dev/zram0"
-#define ZRAM_MB			256
+#define ZRAM_MB			512
 #define HOT_EVERY		4	/* one page in this many is read */
-#define RECLAIM_MB		8	/* beyond node 1's free memory */
+#define RECLAIM_STEP_MB		8	/* pressure added per step ... */
+#define RECLAIM_MAX_MB		256	/* ... up to this beyond node 1's free */
 
 FIXTURE(idle) {
 	struct kmm_env env;
@@ -225,13 +226,18 @@ static void zram_swapoff(void)
 }
 
 /*
- * A child that asks node 1 for @len bytes (MPOL_BIND through its VMA, so
- * that zram's own allocations are not bound): reclaim on node 1 has to
- * make the room.  Writes a byte on @rep when done and waits until killed.
+ * A child that asks node 1 for memory (MPOL_BIND through its VMA, so that
+ * zram's own allocations are not bound): reclaim on node 1 has to make
+ * the room.  It first faults in @first bytes, then RECLAIM_STEP_MB more
+ * each time the parent writes a byte on @cmd, up to @len in all.  After
+ * each step it writes a byte on @rep: 0 done, 1 failed, 2 nothing left
+ * to add.  Killed by the parent.
  */
-static void node1_hog(size_t len, int rep)
+static void node1_hog(size_t first, size_t len, int cmd, int rep)
 {
+	const size_t step = RECLAIM_STEP_MB * MB;
 	unsigned long one = 2UL;
+	size_t done = 0, n = first;
 	char *p, c = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -239,13 +245,55 @@ static void node1_hog(size_t len, int rep)
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED ||
-	    sys_mbind(p, len, MPOL_BIND, &one, sizeof(one) * 8, 0) ||
-	    madvise(p, len, MADV_POPULATE_WRITE))
+	    sys_mbind(p, len, MPOL_BIND, &one, sizeof(one) * 8, 0))
 		c = 1;
-	if (write(rep, &c, 1) != 1)
-		_exit(1);
+	for (;;) {
+		if (!c && done >= len)
+			c = 2;
+		if (!c && madvise(p + done, n, MADV_POPULATE_WRITE))
+			c = 1;
+		done += n;
+		if (write(rep, &c, 1) != 1 || c || read(cmd, &c, 1) != 1)
+			break;
+		c = 0;
+		n = done + step > len ? len - done : step;
+	}
 	pause();
 	_exit(0);
+}
+
+/*
+ * Pages of @r swapped out, read ones (one in HOT_EVERY) and the rest,
+ * from one read of /proc/self/pagemap.  Not vm_util's
+ * pagemap_is_swapped(): it cross-checks each page against PAGEMAP_SCAN
+ * and exits when they differ, which they do when kswapd swaps the page
+ * out between the two.  Returns 0 or -errno.
+ */
+static int count_swapped(int pm, const struct region *r,
+			 unsigned long *hot_sw, unsigned long *cold_sw)
+{
+	const size_t sz = r->npages * sizeof(uint64_t);
+	off_t off = (uintptr_t)r->base / psize() * sizeof(uint64_t);
+	uint64_t *ent = malloc(sz);
+	unsigned long i;
+
+	*hot_sw = *cold_sw = 0;
+	if (!ent)
+		return -ENOMEM;
+	if (pread(pm, ent, sz, off) != (ssize_t)sz) {
+		free(ent);
+		return -EIO;
+	}
+	for (i = 0; i < r->npages; i++) {
+		bool sw = ent[i] & (1ULL << 62);	/* PM_SWAP */
+
+		if (i % HOT_EVERY)
+			*cold_sw += sw;
+		else
+			*hot_sw += sw;
+	}
+	free(ent);
+	return 0;
 }
 
 /*
@@ -253,9 +301,12 @@ static void node1_hog(size_t len, int rep)
  * reclaim.  128 MB on node 1, all made cold with MADV_COLD (no Accessed
  * bit, no PG_young, inactive); then one page in HOT_EVERY is read, and
  * kmmscand (detect only) finds those young and clears their bits.  A
- * process then asks node 1 for RECLAIM_MB more than it has free, with
- * zram swap on.  The pages read must be swapped out much less than the
- * others: at most half their share.  If kmmscand consumed their Accessed
+ * process then asks node 1 for all it has free, with zram swap on, and
+ * then for RECLAIM_STEP_MB more at a time until reclaim has swapped out
+ * a quarter of the cold pages (how much it takes depends on how reclaim
+ * splits the work between them and the process's own pages).  The pages
+ * read must be swapped out much less than the others: at most half their
+ * share.  If kmmscand consumed their Accessed
  * bits without handing the access on (PG_young), reclaim would see them
  * exactly as the cold ones.
  */
@@ -267,7 +318,8 @@ TEST_F_TIMEOUT(idle, reclaim_keeps_scanned_young, 180)
 	long long t0, free_kb;
 	const char *why = "";
 	struct region r;
-	int pm, rep[2], ret;
+	int pm, rep[2], cmd[2], ret, sw_ret = 0;
+	unsigned int steps;
 	pid_t hog;
 	char c;
 
@@ -278,6 +330,7 @@ TEST_F_TIMEOUT(idle, reclaim_keeps_scanned_young, 180)
 	pm = open("/proc/self/pagemap", O_RDONLY);
 	ASSERT_LE(0, pm);
 
+	zram_swapoff();		/* in case an earlier run died with it on */
 	ret = zram_swapon(ZRAM_MB, &why);
 	ASSERT_EQ(0, ret) TH_LOG("%s: %s", why, strerror(-ret));
 
@@ -301,34 +354,44 @@ TEST_F_TIMEOUT(idle, reclaim_keeps_scanned_young, 180)
 
 	free_kb = node_meminfo_kb(1, "MemFree:");
 	ASSERT_EQ(0, pipe(rep));
+	ASSERT_EQ(0, pipe(cmd));
 	fflush(stdout);
 	fflush(stderr);
 	hog = fork();
 	if (!hog) {
 		close(rep[0]);
-		node1_hog((size_t)free_kb * 1024 + RECLAIM_MB * MB, rep[1]);
+		close(cmd[1]);
+		node1_hog((size_t)free_kb * 1024,
+			  (size_t)free_kb * 1024 + RECLAIM_MAX_MB * MB,
+			  cmd[0], rep[1]);
 	}
 	close(rep[1]);
-	ret = read(rep[0], &c, 1) == 1 && !c ? 0 : -1;
-	close(rep[0]);
-	for (i = 0; i < r.npages; i++) {
-		bool sw = pagemap_is_swapped(pm, r.base + i * psize());
-
-		if (i % HOT_EVERY)
-			cold_sw += sw;
-		else
-			hot_sw += sw;
+	close(cmd[0]);
+	/* Add pressure until a quarter of the cold pages are out. */
+	for (steps = 0;; steps++) {
+		if (read(rep[0], &c, 1) != 1)
+			c = 1;
+		sw_ret = count_swapped(pm, &r, &hot_sw, &cold_sw);
+		if (c || sw_ret || cold_n <= 4 * cold_sw ||
+		    write(cmd[1], "", 1) != 1)
+			break;
 	}
+	ret = c == 1 ? -1 : 0;
+	close(rep[0]);
+	close(cmd[1]);
 	kill(hog, SIGKILL);
 	waitpid(hog, NULL, 0);
-	ksft_print_msg("node 1 had %lld MB free; swapped out: read %lu of %lu, cold %lu of %lu\n",
-		       free_kb / 1024, hot_sw, hot_n, cold_sw, cold_n);
+	ksft_print_msg("node 1: %lld MB free +%u MB; swapped: read %lu/%lu, cold %lu/%lu\n",
+		       free_kb / 1024, steps * RECLAIM_STEP_MB, hot_sw, hot_n,
+		       cold_sw, cold_n);
 	EXPECT_EQ(0UL, region_verify(&r, 0, r.npages, 0)) TH_LOG("pages corrupt");
 	region_unmap(&r);
 	close(pm);
 	zram_swapoff();
 
 	ASSERT_EQ(0, ret) TH_LOG("the process asking node 1 for memory failed");
+	ASSERT_EQ(0, sw_ret) TH_LOG("reading /proc/self/pagemap: %s",
+				    strerror(-sw_ret));
 	ASSERT_LE(cold_n, 4 * cold_sw)
 		TH_LOG("reclaim swapped out too few cold pages to compare");
 	/* hot_sw / hot_n <= (cold_sw / cold_n) / 2 */
