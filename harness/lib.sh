@@ -52,3 +52,10 @@ accepted_checks() {
 		awk -v f="$f" '$1 == f { print $2 }' "$TOP/patches/checkpatch.accepted"
 	done | tr ',' '\n' | sort -u | paste -sd, -
 }
+
+# job_test NAME COMMAND: the job lines (for harness/vm-job.sh) that run
+# COMMAND with its output between the markers results.py reads:
+# @@KMM-BEGIN NAME@@ ... @@KMM-END NAME STATUS@@.
+job_test() {
+	printf "echo '@@KMM-BEGIN %s@@'\n%s 2>&1\necho \"@@KMM-END %s \$?@@\"\n" "$1" "$2" "$1"
+}

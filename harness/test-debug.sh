@@ -59,24 +59,15 @@ files=("tests=$out/tests/kmmscand_stress" "tests=$out/tests/kmmscand_fault_test"
 			esac
 			files+=("tests=$b")
 			names+=("$n")
-			echo "echo '@@KMM-BEGIN $n@@'"
-			echo "/opt/tests/$n 2>&1"
-			echo "echo \"@@KMM-END $n \$?@@\""
+			job_test "$n" "/opt/tests/$n"
 		done
 	fi
 	names+=(kmmscand_stress kmmscand_fault_test debug_checks)
-	echo "echo '@@KMM-BEGIN kmmscand_stress@@'"
-	echo "KMMSCAND_STRESS_SECONDS=$STRESS_SECONDS /opt/tests/kmmscand_stress 2>&1"
-	echo "echo \"@@KMM-END kmmscand_stress \$?@@\""
-	echo "echo '@@KMM-BEGIN kmmscand_fault_test@@'"
-	echo "/opt/tests/kmmscand_fault_test -t $FAULT_SECONDS 2>&1"
-	echo "echo \"@@KMM-END kmmscand_fault_test \$?@@\""
-	echo "echo '@@KMM-BEGIN debug_checks@@'"
-	echo "sh /opt/prog/debug-checks.sh finish 2>&1"
-	echo "echo \"@@KMM-END debug_checks \$?@@\""
+	job_test kmmscand_stress "KMMSCAND_STRESS_SECONDS=$STRESS_SECONDS /opt/tests/kmmscand_stress"
+	job_test kmmscand_fault_test "/opt/tests/kmmscand_fault_test -t $FAULT_SECONDS"
+	job_test debug_checks "sh /opt/prog/debug-checks.sh finish"
 	echo 'exit 0'
 } > "$out/job"
-"$HARNESS/mkinitramfs.sh" "$out/initramfs.cpio" "$out/job" "${files[@]}"
 
 # kmemleak reports are judged by debug-checks.sh (attribution); everything
 # else in the kernel log fails the run. WARNs do not panic, so one report
@@ -90,14 +81,10 @@ files=("tests=$out/tests/kmmscand_stress" "tests=$out/tests/kmmscand_fault_test"
 export APPEND="no5lvl panic_on_warn=0 kmemleak=on kasan.fault=report softlockup_panic=0 hung_task_panic=0 ${APPEND:-}"
 log "booting the debug VM: stress ${STRESS_SECONDS}s + fault injection ${FAULT_SECONDS}s"
 vstart=$(date +%s)
-set +e
-VM_TIMEOUT=${VM_TIMEOUT:-2400} "$HARNESS/vm.sh" "$out/initramfs.cpio" "$out"
-vmrc=$?
-set -e
+vmrc=0
+VM_TIMEOUT=${VM_TIMEOUT:-2400} "$HARNESS/vm-job.sh" "$out" "$out/job" "${files[@]}" || vmrc=$?
 vm_s=$(( $(date +%s) - vstart ))
-log "VM finished in ${vm_s}s (status $vmrc); logs in $out/"
 printf 'build_seconds %s\nvm_seconds %s\n' "$build_s" "$vm_s" > "$out/timing.txt"
-sed 's/^/    | /' "$out/stdout.log" >&2
 log "timing: debug kernel build ${build_s}s, VM run ${vm_s}s"
 finish --console "$out/console.log" --stdout "$out/stdout.log" \
 	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \

@@ -121,7 +121,6 @@ files=("prog=$td/guest.sh" "prog=$out/tests.list" "prog=$out/mm.conf" "prog=$out
 for n in "${repros[@]}"; do files+=("repro=$out/repro/$n"); done
 while read -r b; do files+=("tests=$out/tests/$b"); done < <(
 	awk '{ for (i = 3; i <= NF; i++) if ($i !~ /=/ && $i !~ /^[+@]/) { print $i; break } }' "$out/tests.list" | sort -u)
-"$HARNESS/mkinitramfs.sh" "$out/initramfs.cpio" "$out/job" "${files[@]}"
 
 # Budget: twice the sum of the per-test timeouts would be hours; the
 # default is what a run needs here with room to spare, plus boot.
@@ -131,12 +130,9 @@ fi
 export VM_TIMEOUT
 log "booting the VM (CPUS=$CPUS) for $(wc -l < "$out/tests.list") mm selftests x 2 passes (MM_SET=$MM_SET, budget ${VM_TIMEOUT}s)"
 vstart=$(date +%s)
-set +e
-"$HARNESS/vm.sh" "$out/initramfs.cpio" "$out"
-vmrc=$?
-set -e
+vmrc=0
+"$HARNESS/vm-job.sh" -q "$out" "$out/job" "${files[@]}" || vmrc=$?
 vm_s=$(( $(date +%s) - vstart ))
-log "VM finished in ${vm_s}s (status $vmrc); logs in $out/"
 printf 'kernel_seconds %s\nvm_seconds %s\ntotal_seconds %s\n' "$kernel_s" "$vm_s" \
 	"$(( $(date +%s) - start ))" > "$out/timing.txt"
 log "timing: kernel ready after ${kernel_s}s, VM ${vm_s}s, total $(( $(date +%s) - start ))s"

@@ -94,22 +94,15 @@ names=()
 	for b in "${tests[@]}"; do
 		n=$(basename "$b")
 		names+=("$n")
-		echo "echo '@@KMM-BEGIN $n@@'"
-		echo "/opt/tests/$n 2>&1"
-		echo "echo \"@@KMM-END $n \$?@@\""
+		job_test "$n" "/opt/tests/$n"
 	done
 	echo 'exit 0'
 } > "$out/job"
 files=()
 for b in "${tests[@]}"; do files+=("tests=$b"); done
-"$HARNESS/mkinitramfs.sh" "$out/initramfs.cpio" "$out/job" "${files[@]}"
 log "booting the VM (TCG unless ACCEL=kvm) for KUnit + ${#tests[@]} selftest binaries"
-set +e
-VM_TIMEOUT=${VM_TIMEOUT:-900} "$HARNESS/vm.sh" "$out/initramfs.cpio" "$out"
-vmrc=$?
-set -e
-log "VM finished in $(cat "$out/seconds")s (status $vmrc); logs in $out/"
-sed 's/^/    | /' "$out/stdout.log" >&2
+vmrc=0
+VM_TIMEOUT=${VM_TIMEOUT:-900} "$HARNESS/vm-job.sh" "$out" "$out/job" "${files[@]}" || vmrc=$?
 
 # Selftests that need a VM of another shape, one short boot each:
 # extra_vm NAME BINARY VAR=VALUE... boots harness/vm.sh with the
@@ -120,21 +113,15 @@ extra_vm() {
 	mkdir -p "$dir"
 	{
 		echo 'cd /tmp'
-		echo "echo '@@KMM-BEGIN $bin@@'"
-		echo "/opt/tests/$bin 2>&1"
-		echo "echo \"@@KMM-END $bin \$?@@\""
+		job_test "$bin" "/opt/tests/$bin"
 		echo 'exit 0'
 	} > "$dir/job"
-	"$HARNESS/mkinitramfs.sh" "$dir/initramfs.cpio" "$dir/job" "tests=$out/tests/$bin"
 	log "booting the $name VM ($*) for $bin"
-	set +e
-	env "$@" VM_TIMEOUT="${EXTRA_TIMEOUT:-300}" "$HARNESS/vm.sh" "$dir/initramfs.cpio" "$dir"
-	rc=$?
-	set -e
-	log "$name VM finished in $(cat "$dir/seconds")s (status $rc); logs in $dir/"
-	sed 's/^/    | /' "$dir/stdout.log" >&2
+	rc=0
+	env "$@" VM_TIMEOUT="${EXTRA_TIMEOUT:-300}" "$HARNESS/vm-job.sh" "$dir" "$dir/job" \
+		"tests=$out/tests/$bin" || rc=$?
 	[ $rc -eq 0 ] || echo "not ok $name:vm: status $rc, see $dir/" >> "$host"
-	if ! python3 "$HARNESS/klog.py" "$dir/console.log" > "$dir/klog.txt"; then
+	if [ -s "$dir/klog.txt" ]; then
 		echo "not ok $name:kernel-log: $(head -n 1 "$dir/klog.txt")" >> "$host"
 	fi
 	cat "$dir/stdout.log" >> "$out/selftests.log"
@@ -156,21 +143,18 @@ need_pkgs "${USERLAND_PKGS[@]}"
 gcc -static -O2 -Wall -o "$ul/tierdemo" "$HARNESS/demo/tierdemo.c" -lpthread
 cp "$HARNESS/guest/userland-check.sh" "$ul/"
 echo 'exec bash /opt/prog/userland-check.sh' > "$ul/job"
-"$HARNESS/mkinitramfs.sh" "$ul/initramfs.cpio" "$ul/job" "$ul/tierdemo" "$ul/userland-check.sh"
 log "booting the VM on the host's root filesystem for the userland checks"
-set +e
-VM_HOSTFS=1 VM_TIMEOUT=${UL_TIMEOUT:-300} "$HARNESS/vm.sh" "$ul/initramfs.cpio" "$ul"
-ulrc=$?
-set -e
-log "userland VM finished in $(cat "$ul/seconds")s (status $ulrc); logs in $ul/"
-sed 's/^/    | /' "$ul/stdout.log" "$ul/stderr.log" >&2
+ulrc=0
+VM_HOSTFS=1 VM_TIMEOUT=${UL_TIMEOUT:-300} "$HARNESS/vm-job.sh" "$ul" "$ul/job" \
+	"$ul/tierdemo" "$ul/userland-check.sh" || ulrc=$?
+sed 's/^/    | /' "$ul/stderr.log" >&2
 grep -E '^(ok|not ok|skip) userland:' "$ul/stdout.log" >> "$host"
 if [ $ulrc -ne 0 ] || ! grep -q 'userland:numastat' "$ul/stdout.log"; then
 	echo "not ok userland:vm: status $ulrc, see $ul/" >> "$host"
 else
 	echo "ok userland:vm" >> "$host"
 fi
-if ! python3 "$HARNESS/klog.py" "$ul/console.log" > "$ul/klog.txt"; then
+if [ -s "$ul/klog.txt" ]; then
 	echo "not ok userland:kernel-log: $(head -n 1 "$ul/klog.txt")" >> "$host"
 fi
 finish --console "$out/console.log" --stdout "$out/selftests.log" \
