@@ -68,7 +68,7 @@ else
 		{ log "harness/vm-run.sh not found: merge main (the harness) first"; exit 2; }
 	need_pkgs "${BENCH_PKGS[@]}"
 	gcc -static -O2 -Wall -Wextra -pthread -o "$out/workload" "$TOP/bench/workload.c" -lm
-	cp "$TOP/bench/run-in-vm.sh" "$TOP/bench/redis-workload.sh" "$out/"
+	cp "$TOP/bench/run-in-vm.sh" "$TOP/bench/redis-workload.sh" "$TOP/harness/guest/lib.sh" "$out/"
 	chmod +x "$out/run-in-vm.sh" "$out/redis-workload.sh"
 	# file-shared maps a file of the host: in the guest it is page cache of
 	# the 9p root (tmpfs, the guest's only writable place, would be shmem).
@@ -83,7 +83,7 @@ else
 	# BENCH_ARGS is shell-quoted: WORKLOADS='hotcold zipf' stays one word
 	eval "set -- ${BENCH_ARGS:-}"
 	set +e
-	VM_OUT=$out/vm FILES="$out/workload $out/redis-workload.sh" HOSTFS=1 \
+	VM_OUT=$out/vm FILES="$out/workload $out/redis-workload.sh $out/lib.sh" HOSTFS=1 \
 		"$TOP/harness/vm-run.sh" "$out/run-in-vm.sh" \
 		MODE="$BENCH" FILE_PATH="$shared_file" "$@" 2>"$out/vm-stderr.log" | tee "$out/raw.log" |
 		grep --line-buffered -E '^@@RUN-(BEGIN|END)|^RESULT|^REDIS-(TEST|RESULT)|^@@SKIP|^@@ERROR' >&2

@@ -165,12 +165,12 @@ NBRATE=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 TMP=/tmp/bench.$$
 mkdir -p "$TMP"
 
-wr() {	# wr VALUE FILE: write, complain on failure (not fatal)
-	if ! echo "$1" > "$2" 2>/dev/null; then
-		echo "@@WARN write '$1' > $2 failed"
-		return 1
-	fi
-	return 0
+# wr, vmstat_snap/vmstat_delta, vm_stalls, shuffled (harness/guest/lib.sh,
+# shipped next to this script).  A failed write is a marker line in the
+# run's log, not fatal.
+. "$HERE/lib.sh"
+wr_failed() {
+	echo "@@WARN write '$2' > $1 failed ($3)"
 }
 
 # ---------------------------------------------------------------- environment
@@ -232,13 +232,9 @@ if [ -z "$WL" ]; then
 fi
 
 # ---------------------------------------------------------------- policies
-KMM_DEFAULTS="enabled=1 scan_period_min_ms=500 scan_period_max_ms=5000 scan_size=65536
-hot_history=2 hot_threshold=2 pmd_skip=1 tlb_flush=0 migrate_batch=512
-promote_rate_limit_mbps=256 target_node=-1 sources=abit"
-
 kmm_set() {	# kmm_set key=value...
 	for kv in "$@"; do
-		[ -f "$KMM/${kv%%=*}" ] && wr "${kv#*=}" "$KMM/${kv%%=*}"
+		[ -f "$KMM/${kv%%=*}" ] && wr "$KMM/${kv%%=*}" "${kv#*=}"
 	done
 }
 
@@ -253,9 +249,9 @@ kmm_defaults() {
 damon_off() {
 	[ $have_damon = 1 ] || return 0
 	if [ -f "$DAMON/0/state" ] && [ "$(cat $DAMON/0/state)" = on ]; then
-		wr off "$DAMON/0/state"
+		wr "$DAMON/0/state" off
 	fi
-	wr 0 "$DAMON/nr_kdamonds" >/dev/null
+	wr "$DAMON/nr_kdamonds" 0 >/dev/null
 }
 
 # DAMON on node 1's physical address range (paddr), one DAMOS migrate_hot
@@ -263,36 +259,36 @@ damon_off() {
 # aggregation 100 ms, 10..1000 regions) up to the scheme directory.
 damon_ctx_setup() {
 	[ -n "$N1_START" ] || { echo "@@WARN node 1 physical range unknown"; return 1; }
-	wr 1 "$DAMON/nr_kdamonds" || return 1
+	wr "$DAMON/nr_kdamonds" 1 || return 1
 	c=$DAMON/0/contexts
-	wr 1 $c/nr_contexts || return 1
+	wr $c/nr_contexts 1 || return 1
 	c=$c/0
-	wr paddr $c/operations || return 1
-	wr 5000 $c/monitoring_attrs/intervals/sample_us
-	wr 100000 $c/monitoring_attrs/intervals/aggr_us
-	wr "$1" $c/monitoring_attrs/intervals/update_us
-	wr 1000 $c/monitoring_attrs/nr_regions/max
-	wr 10 $c/monitoring_attrs/nr_regions/min
-	wr 1 $c/targets/nr_targets
-	wr 1 $c/targets/0/regions/nr_regions
-	wr "$N1_START" $c/targets/0/regions/0/start
-	wr "$N1_END" $c/targets/0/regions/0/end
-	wr 1 $c/schemes/nr_schemes
+	wr $c/operations paddr || return 1
+	wr $c/monitoring_attrs/intervals/sample_us 5000
+	wr $c/monitoring_attrs/intervals/aggr_us 100000
+	wr $c/monitoring_attrs/intervals/update_us "$1"
+	wr $c/monitoring_attrs/nr_regions/max 1000
+	wr $c/monitoring_attrs/nr_regions/min 10
+	wr $c/targets/nr_targets 1
+	wr $c/targets/0/regions/nr_regions 1
+	wr $c/targets/0/regions/0/start "$N1_START"
+	wr $c/targets/0/regions/0/end "$N1_END"
+	wr $c/schemes/nr_schemes 1
 	s=$c/schemes/0
-	wr migrate_hot $s/action || return 1
-	wr $FAST_NODE $s/target_nid || return 1
+	wr $s/action migrate_hot || return 1
+	wr $s/target_nid $FAST_NODE || return 1
 	# the sysfs defaults of every min AND max are 0: set both
-	wr 4096 $s/access_pattern/sz/min
-	wr $((N1_END - N1_START)) $s/access_pattern/sz/max
-	wr 1000 $s/access_pattern/nr_accesses/max
-	wr 4294967295 $s/access_pattern/age/max
-	wr 0 $s/quotas/ms
-	wr none $s/watermarks/metric
+	wr $s/access_pattern/sz/min 4096
+	wr $s/access_pattern/sz/max $((N1_END - N1_START))
+	wr $s/access_pattern/nr_accesses/max 1000
+	wr $s/access_pattern/age/max 4294967295
+	wr $s/quotas/ms 0
+	wr $s/watermarks/metric none
 	return 0
 }
 
 damon_start() {
-	wr on $DAMON/0/state || return 1
+	wr $DAMON/0/state on || return 1
 	echo "@@INFO damon state=$(cat $DAMON/0/state) pid=$(cat $DAMON/0/pid) range=$N1_START-$N1_END"
 	return 0
 }
@@ -303,10 +299,10 @@ damon_start() {
 # weights 0, no filter, no time quota, no watermarks.
 damon_naive_on() {
 	damon_ctx_setup 1000000 || return 1
-	wr 1 $s/access_pattern/nr_accesses/min
-	wr 0 $s/access_pattern/age/min
-	wr 268435456 $s/quotas/bytes
-	wr 1000 $s/quotas/reset_interval_ms
+	wr $s/access_pattern/nr_accesses/min 1
+	wr $s/access_pattern/age/min 0
+	wr $s/quotas/bytes 268435456
+	wr $s/quotas/reset_interval_ms 1000
 	damon_start
 }
 
@@ -327,24 +323,24 @@ damon_naive_on() {
 # DAMOS_MIN_NR / DAMOS_MIN_AGE (sweep in bench/README.md).
 damon_tuned_on() {
 	damon_ctx_setup 60000000 || return 1
-	wr "$1" $s/access_pattern/nr_accesses/min
-	wr "$2" $s/access_pattern/age/min
-	wr 1000000 $s/apply_interval_us
-	wr 209715200 $s/quotas/bytes
-	wr 1000 $s/quotas/reset_interval_ms
-	wr 0 $s/quotas/weights/sz_permil
-	wr 100 $s/quotas/weights/nr_accesses_permil
-	wr 100 $s/quotas/weights/age_permil
-	wr 1 $s/filters/nr_filters || return 1
-	wr young $s/filters/0/type || return 1
-	wr N $s/filters/0/matching || return 1
+	wr $s/access_pattern/nr_accesses/min "$1"
+	wr $s/access_pattern/age/min "$2"
+	wr $s/apply_interval_us 1000000
+	wr $s/quotas/bytes 209715200
+	wr $s/quotas/reset_interval_ms 1000
+	wr $s/quotas/weights/sz_permil 0
+	wr $s/quotas/weights/nr_accesses_permil 100
+	wr $s/quotas/weights/age_permil 100
+	wr $s/filters/nr_filters 1 || return 1
+	wr $s/filters/0/type young || return 1
+	wr $s/filters/0/matching N || return 1
 	damon_start
 }
 
 damos_stats() {
 	s=$DAMON/0/contexts/0/schemes/0/stats
 	[ -d "$s" ] || return 0
-	wr update_schemes_stats "$DAMON/0/state" >/dev/null
+	wr "$DAMON/0/state" update_schemes_stats >/dev/null
 	for f in nr_tried sz_tried nr_applied sz_applied qt_exceeds; do
 		[ -f $s/$f ] && echo "@@DAMOS $f $(cat $s/$f)"
 	done
@@ -365,15 +361,15 @@ damos_stats() {
 # process.
 numab_defaults() {
 	[ $have_nb = 1 ] || return 0
-	wr 0 $NB
-	[ -f "$NBRATE" ] && wr 65536 "$NBRATE" >/dev/null
+	wr $NB 0
+	[ -f "$NBRATE" ] && wr "$NBRATE" 65536 >/dev/null
 	[ -d "$NBDBG" ] || return 0
-	wr 1000 $NBDBG/hot_threshold_ms >/dev/null
-	wr 1000 $NBDBG/scan_delay_ms >/dev/null
+	wr $NBDBG/hot_threshold_ms 1000 >/dev/null
+	wr $NBDBG/scan_delay_ms 1000 >/dev/null
 	# max before min, as for kmmscand's period range
-	wr 60000 $NBDBG/scan_period_max_ms >/dev/null
-	wr 1000 $NBDBG/scan_period_min_ms >/dev/null
-	wr 256 $NBDBG/scan_size_mb >/dev/null
+	wr $NBDBG/scan_period_max_ms 60000 >/dev/null
+	wr $NBDBG/scan_period_min_ms 1000 >/dev/null
+	wr $NBDBG/scan_size_mb 256 >/dev/null
 }
 
 numab_state() {	# one line: the knobs numab_defaults sets, as read back
@@ -389,7 +385,7 @@ all_off() {
 	kmm_defaults
 	numab_defaults
 	damon_off
-	[ -f "$DEMOTE" ] && wr 0 "$DEMOTE" >/dev/null
+	[ -f "$DEMOTE" ] && wr "$DEMOTE" 0 >/dev/null
 }
 
 policy_available() {	# -> prints a reason when not
@@ -440,10 +436,10 @@ policy_on() {
 	kmmscand) kmm_set enabled=1 ;;
 	kmm-nopmd) kmm_set pmd_skip=0 enabled=1 ;;
 	kmm-tlb) kmm_set tlb_flush=1 enabled=1 ;;
-	numab2) wr 2 $NB ;;
+	numab2) wr $NB 2 ;;
 	# kmmscand takes the hint faults before NUMA balancing starts making them
-	numab2-async) kmm_set sources=fault enabled=1; wr 2 $NB ;;
-	kmm+faults) kmm_set "sources=abit fault" enabled=1; wr 2 $NB ;;
+	numab2-async) kmm_set sources=fault enabled=1; wr $NB 2 ;;
+	kmm+faults) kmm_set "sources=abit fault" enabled=1; wr $NB 2 ;;
 	damos-naive) damon_naive_on || echo "@@WARN damon_naive_on failed" ;;
 	damos-tuned*)
 		# shellcheck disable=SC2046
@@ -479,28 +475,7 @@ cpu_delta() {	# cpu_delta BEFORE AFTER -> @@CPU lines (seconds, USER_HZ=100)
 }
 
 VMSTAT_KEYS='^(pgpromote_|pgmigrate_|numa_|kmmscand_|pgdemote_|thp_migration_|pgscan_|pgsteal_|compact_|thp_fault_|thp_split_|pgfault|pgmajfault)'
-vmstat_delta() {
-	awk -v keys="$VMSTAT_KEYS" '
-	FNR == NR { b[$1] = $2; next }
-	$1 ~ keys { d = $2 - b[$1]; if (d != 0) printf "@@VMSTAT %s %d\n", $1, d }' "$1" "$2"
-}
 
-# The guest's CPUs stalled during the run (soft lockup, RCU stall, hung
-# task): under TCG on a loaded host an emulated string instruction (the
-# kernel's page copy or clear) has been seen to stall a vCPU for 20-50 s,
-# in kmmscand's thread, in NUMA balancing's tasks and in unrelated ones.
-# What such a run measured is the host, not the policy: report.py keeps it
-# out of the medians and lists it.
-# Lines stamped "[ seconds]" count from UPTIME_AT_START on; a dmesg that
-# prints no stamps (a kernel without CONFIG_PRINTK_TIME and busybox dmesg)
-# counts the lines after the LINES_AT_START it printed at the start.
-vm_stalls() {	# vm_stalls UPTIME_AT_START [LINES_AT_START] -> @@VMSTALL lines
-	dmesg 2>/dev/null | awk -v t0="$1" -v n0="${2:-0}" '
-	/^\[ *[0-9]+\.[0-9]+\]/ { s = $0; sub(/^\[ */, "", s); if (s + 0 < t0 + 0) next }
-	!/^\[ *[0-9]+\.[0-9]+\]/ && NR <= n0 + 0 { next }
-	/soft lockup|rcu_sched self-detected stall|rcu_sched detected stalls|blocked for more than/ {
-		sub(/^\[[^]]*\] */, ""); print "@@VMSTALL " $0; if (++n == 3) exit }'
-}
 
 node_free() {
 	for n in /sys/devices/system/node/node[0-9]*; do
@@ -603,7 +578,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	all_off
 	settle
 	case $w in
-	topfull*) [ -f "$DEMOTE" ] && wr 1 "$DEMOTE" && echo "@@INFO demotion_enabled=1" ;;
+	topfull*) [ -f "$DEMOTE" ] && wr "$DEMOTE" 1 && echo "@@INFO demotion_enabled=1" ;;
 	esac
 	echo "@@INFO before $(node_free)"
 	# The workload places and faults in its memory first (policy off), then
@@ -621,7 +596,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	while [ ! -e $TMP/go.ready ] && kill -0 $wpid 2>/dev/null; do
 		sleep 0.1 2>/dev/null || sleep 1
 	done
-	cat /proc/vmstat > $TMP/vm0
+	vm0=$(vmstat_snap "$VMSTAT_KEYS")
 	cpu_snapshot $TMP/cpu0
 	up0=$(cut -d' ' -f1 /proc/uptime)
 	dm0=$(dmesg 2>/dev/null | wc -l)
@@ -663,10 +638,17 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	fi
 	cpu_snapshot $TMP/cpu1	# before DAMON stops: kdamond exits with it
 	case $p in damos*) damos_stats ;; esac
-	cat /proc/vmstat > $TMP/vm1
+	vm1=$(vmstat_snap "$VMSTAT_KEYS")
 	all_off
-	vmstat_delta $TMP/vm0 $TMP/vm1
+	vmstat_delta "$vm0" "$vm1" | tr ' ' '\n' |
+		awk -F= 'NF == 2 && $2 != 0 { print "@@VMSTAT " $1 " " $2 }'
 	cpu_delta $TMP/cpu0 $TMP/cpu1
+	# The guest's CPUs stalled during the run: under TCG on a loaded host
+	# an emulated string instruction (the kernel's page copy or clear) has
+	# been seen to stall a vCPU for 20-50 s, in kmmscand's thread, in NUMA
+	# balancing's tasks and in unrelated ones.  What such a run measured is
+	# the host, not the policy: report.py keeps it out of the medians and
+	# lists it.
 	vm_stalls "$up0" "$dm0"
 	echo "@@INFO after $(node_free)"
 	echo "@@RUN-END workload=$w policy=$p rep=$r rc=$rc wall=$((t1 - t0))"
@@ -677,12 +659,6 @@ all_off
 # "damos" is the old name of damos-naive
 POLICIES=$(for p in $POLICIES; do [ "$p" = damos ] && p=damos-naive; echo $p; done)
 POLICIES=$(echo $POLICIES)
-# shuffled WORDS...: the words in a random order drawn from seed $oseed
-# (host and guest awk may differ: the order used is printed)
-shuffled() {
-	printf '%s\n' "$@" | awk -v s="$oseed" 'BEGIN { srand(s) } { printf "%.9f %s\n", rand(), $0 }' |
-		sort -k1,1n | cut -d' ' -f2
-}
 
 oseed=$ORDER_SEED
 for w in $WORKLOADS; do

@@ -4,8 +4,9 @@
 # guest logged a CPU stall is reported by run-in-vm.sh's vm_stalls() and
 # left out of report.py's medians and of every summary (REPEAT=3 and
 # REPEAT=1); t50/t90 ties within one sampling period; the seeded policy
-# order; every results.md table from one synthetic log.  Prints "ok NAME"
-# or "not ok NAME: why" per check.
+# order; every results.md table from one synthetic log; the pure helpers
+# of the guest library (harness/guest/lib.sh).  Prints "ok NAME" or
+# "not ok NAME: why" per check.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -32,27 +33,29 @@ else
 		head -3 | tr '\n' ' ')"
 fi
 
-# vm_stalls() from run-in-vm.sh, with dmesg replaced by a fixed log: only
-# stall lines stamped at or after the run's start may be reported.
-fn=$(sed -n '/^vm_stalls() {/,/^}/p' "$here/run-in-vm.sh")
+# vm_stalls() of the guest library run-in-vm.sh sources, with dmesg
+# replaced by a fixed log: only stall lines stamped at or after the run's
+# start may be reported.
+# shellcheck source=../harness/guest/lib.sh
+. "$here/../harness/guest/lib.sh"
 cat > "$tmp/dmesg" <<'LOG'
 [    5.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [before:1]
 [   15.100000] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kmmscand_migrat:34]
 [   16.000000] rcu: INFO: rcu_sched self-detected stall on CPU
 [   17.000000] some other line
 LOG
-# shellcheck disable=SC2317 # dmesg is called by the eval'd function
-got=$(dmesg() { cat "$tmp/dmesg"; }; eval "$fn"; vm_stalls 10.5)
+# shellcheck disable=SC2317 # dmesg is called by vm_stalls
+got=$(dmesg() { cat "$tmp/dmesg"; }; vm_stalls 10.5)
 want='@@VMSTALL watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kmmscand_migrat:34]
 @@VMSTALL rcu: INFO: rcu_sched self-detected stall on CPU'
-[ -n "$fn" ] && [ "$got" = "$want" ]
+[ "$got" = "$want" ]
 check bench:vm-stalls-since-start $? "got: $(echo "$got" | tr '\n' '|')"
 # the same log without timestamps: the lines after the two that dmesg
 # printed at the start of the run
 sed 's/^\[[^]]*\] //' "$tmp/dmesg" > "$tmp/dmesg-nots"
 # shellcheck disable=SC2317
-got=$(dmesg() { cat "$tmp/dmesg-nots"; }; eval "$fn"; vm_stalls 10.5 1)
-[ -n "$fn" ] && [ "$got" = "$want" ]
+got=$(dmesg() { cat "$tmp/dmesg-nots"; }; vm_stalls 10.5 1)
+[ "$got" = "$want" ]
 check bench:vm-stalls-without-timestamps $? "got: $(echo "$got" | tr '\n' '|')"
 
 # report.py: three rounds of none and kmmscand; kmmscand's third round
@@ -191,18 +194,17 @@ fi
 
 # run-in-vm.sh's policy order per round: seeded (same seed, same order), a
 # permutation of the policies, and not the same order for every seed.
-fn=$(sed -n '/^shuffled() {/,/^}/p' "$here/run-in-vm.sh")
 pols="none kmmscand numab2 damos-tuned damos-naive"
 # shellcheck disable=SC2086
-got=$(eval "$fn"; oseed=7; a=$(shuffled $pols | tr '\n' ' '); b=$(shuffled $pols | tr '\n' ' ')
+got=$(oseed=7; a=$(shuffled $pols | tr '\n' ' '); b=$(shuffled $pols | tr '\n' ' ')
 	[ "$a" = "$b" ] || echo "seed 7 gave '$a' then '$b'"
 	[ "$(echo $a | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(echo $pols | tr ' ' '\n' | sort | tr '\n' ' ')" ] ||
 		echo "'$a' is not a permutation of '$pols'"
 	# shellcheck disable=SC2034 # oseed is read by shuffled()
 	n=$(for oseed in 1 2 3 4 5 6 7 8; do shuffled $pols | tr '\n' ' '; echo; done | sort -u | wc -l)
 	[ "$n" -ge 3 ] || echo "8 seeds gave only $n orders")
-[ -n "$fn" ] && [ -z "$got" ]
-check bench:policy-order-shuffled-seeded $? "${got:-shuffled() not found in run-in-vm.sh}"
+[ -z "$got" ]
+check bench:policy-order-shuffled-seeded $? "$got"
 
 # Every table of results.md from one synthetic log (main, both hint-fault
 # source tables, redis, phase change, top-tier pressure, scan cost): the
@@ -280,3 +282,28 @@ if python3 "$here/report.py" "$tmp/all.log" "$tmp/all" > "$tmp/all.out" 2>&1; th
 else
 	echo "not ok bench:report-every-table: report.py failed: $(tail -1 "$tmp/all.out")"
 fi
+
+# The guest library's pure helpers (harness/guest/lib.sh): vmstat_delta
+# subtracts per name (a counter new in AFTER counts from 0); wr reports a
+# failed write through wr_failed and returns 1; wr_check catches a value
+# that does not read back.
+got=$(vmstat_delta "a=1 b=5 " "a=4 b=5 c=2 ")
+[ "$got" = "a=3 b=0 c=2 " ]
+check guestlib:vmstat-delta $? "got '$got'"
+# shellcheck disable=SC2317 # called by wr
+got=$(wr_failed() { echo "failed:$1:$2:$3"; }
+	wr "$tmp/no/such/dir/f" 7; echo "rc=$?"
+	wr "$tmp/f" 8; echo "rc=$? $(cat "$tmp/f")")
+[ "$got" = "failed:$tmp/no/such/dir/f:7:write failed
+rc=1
+rc=0 8" ]
+check guestlib:wr $? "got '$(echo "$got" | tr '\n' '|')'"
+# a knob that reads back something else than was written (one that
+# clamps, say): cat shadowed to read "clamped"
+# shellcheck disable=SC2317
+got=$(wr_failed() { echo "failed:$3"; }
+	cat() { echo clamped; }
+	wr_check "$tmp/g" 9; echo "rc=$?")
+[ "$got" = "failed:reads 'clamped' after the write
+rc=1" ]
+check guestlib:wr-check-reads-back $? "got '$(echo "$got" | tr '\n' '|')'"

@@ -117,7 +117,7 @@ done
 
 printf 'MM_PASSES="off on"\n' > "$out/mm.conf"
 printf 'cd /tmp\nexec sh /opt/prog/guest.sh\n' > "$out/job"
-files=("prog=$td/guest.sh" "prog=$out/tests.list" "prog=$out/mm.conf" "prog=$out/mm_balloon")
+files=("prog=$td/guest.sh" "prog=$HARNESS/guest/lib.sh" "prog=$out/tests.list" "prog=$out/mm.conf" "prog=$out/mm_balloon")
 for n in "${repros[@]}"; do files+=("repro=$out/repro/$n"); done
 while read -r b; do files+=("tests=$out/tests/$b"); done < <(
 	awk '{ for (i = 3; i <= NF; i++) if ($i !~ /=/ && $i !~ /^[+@]/) { print $i; break } }' "$out/tests.list" | sort -u)

@@ -13,7 +13,9 @@ nok() { echo "not ok userland:$1: $2"; }
 skp() { echo "skip userland:$1: $2"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 vm() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-wr() { echo "$2" > "$K/$1" || { echo "cannot write $2 to $K/$1" >&2; return 1; }; }
+# wr: the guest library's (a failed write is reported on stderr)
+# shellcheck source=lib.sh
+. /opt/prog/lib.sh
 
 # fieldsum FILE EVENT FIELD: the sum of FIELD=N over the EVENT lines of FILE
 fieldsum() {
@@ -38,7 +40,7 @@ settle() {
 
 events=$(ls $EV | grep -v -e '^enable$' -e '^filter$' | sort)
 echo "# kmmscand trace events: $(echo $events)"
-wr scan_period_min_ms 500
+wr "$K/scan_period_min_ms" 500
 
 # --- numactl --hardware: two nodes and their distances
 if have numactl; then
@@ -80,17 +82,17 @@ fi
 # pass, and a pass that began before the recording or was cut short by
 # the workload's exit is in one and not in the other.
 workload() { # workload OUT: 64 MB on node 1, 8 MB hot, 10 s
-	wr enabled 1
+	wr "$K/enabled" 1
 	/opt/prog/tierdemo -m 64 -H 8 -t 10 > "$1" 2>&1
-	wr enabled 0
+	wr "$K/enabled" 0
 	settle
 }
 if have perf; then
-	wr enabled 0; settle
+	wr "$K/enabled" 0; settle
 	p0=$(vm kmmscand_promote_success) s0=$(vm kmmscand_pte_scanned)
 	m0=$(vm kmmscand_mm_scan)
 	perf record -q -e 'kmmscand:*' -a -o $T/perf.data -- \
-		bash -c "$(declare -f wr settle workload); K=$K; workload $T/demo1" > $T/rec 2>&1
+		bash -c "$(declare -f wr wr_failed settle workload); K=$K; workload $T/demo1" > $T/rec 2>&1
 	rrc=$?
 	p1=$(vm kmmscand_promote_success) s1=$(vm kmmscand_pte_scanned)
 	m1=$(vm kmmscand_mm_scan)
@@ -136,10 +138,10 @@ fi
 
 # --- trace-cmd record/report, same check
 if have trace-cmd; then
-	wr enabled 0; settle
+	wr "$K/enabled" 0; settle
 	p0=$(vm kmmscand_promote_success) m0=$(vm kmmscand_mm_scan)
 	(cd $T && trace-cmd record -q -e kmmscand -o $T/trace.dat \
-		bash -c "$(declare -f wr settle workload); K=$K; workload $T/demo2") > $T/tcrec 2>&1
+		bash -c "$(declare -f wr wr_failed settle workload); K=$K; workload $T/demo2") > $T/tcrec 2>&1
 	trc=$?
 	p1=$(vm kmmscand_promote_success) m1=$(vm kmmscand_mm_scan)
 	trace-cmd report -i $T/trace.dat > $T/report 2> $T/report.err
@@ -167,14 +169,14 @@ fi
 # stays off until the first sample, so the sample shows the placement.
 if have numastat; then
 	node0_mb() { numastat -p "$1" 2>/dev/null | awk '$1 == "Total" { print int($2) }'; }
-	wr enabled 0
+	wr "$K/enabled" 0
 	/opt/prog/tierdemo -m 64 -H 16 -t 60 > $T/demo3 2>&1 &
 	pid=$!
 	n=0
 	while [ $n -lt 100 ] && ! grep -q 'hot@node0' $T/demo3; do sleep 0.2; n=$((n + 1)); done
 	numastat -p $pid > $T/ns0 2>&1
 	first=$(node0_mb $pid)
-	wr enabled 1
+	wr "$K/enabled" 1
 	last=$first n=0
 	while [ $n -lt 60 ] && kill -0 $pid 2>/dev/null &&
 	      ! [ "${last:-0}" -ge $((${first:-0} + 12)) ]; do
@@ -196,5 +198,5 @@ if have numastat; then
 else
 	skp numastat "numastat not installed on the host"
 fi
-wr enabled 1
+wr "$K/enabled" 1
 exit 0

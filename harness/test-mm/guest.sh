@@ -39,17 +39,11 @@ STATS="kmmscand_promote_success kmmscand_candidate kmmscand_fail_migrate kmmscan
 info() { echo "@@MM-INFO $*@@"; }
 fatal() { echo "@@MM-FATAL $*@@"; echo "mm-test: FATAL $*" > /dev/kmsg; exit 1; }
 kmsg() { echo "mm-test: $*" > /dev/kmsg; }
-wr() { # wr FILE VALUE: write and check
-	echo "$2" > "$1" 2>/dev/null || fatal "cannot write '$2' to $1"
-	[ "$(cat "$1")" = "$2" ] || fatal "$1 reads '$(cat "$1")' after writing '$2'"
-}
-vmstat_snap() { # the STATS counters on one line, "k=v k=v ..."
-	awk -v want=" $STATS " 'index(want, " " $1 " ") { printf "%s=%s ", $1, $2 }' /proc/vmstat
-}
-vmstat_delta() { # vmstat_delta "BEFORE" "AFTER"
-	echo "$1 | $2" | awk '{ for (i = 1; i <= NF; i++) { if ($i == "|") { a = 1; continue }
-		split($i, kv, "="); if (a) { printf "%s=%d ", kv[1], kv[2] - b[kv[1]] } else b[kv[1]] = kv[2] } }'
-}
+# wr_check, vmstat_snap, vmstat_delta: the guest library.  A knob that
+# does not take its value ends the run.
+. /opt/prog/lib.sh
+wr_failed() { fatal "cannot write '$2' to $1: $3"; }
+STATS_RE="^($(echo $STATS | tr ' ' '|'))\$"
 # PIDs of processes running a test binary (test children included).
 test_pids() {
 	ls -l /proc/[0-9]*/exe 2>/dev/null | awk '$NF ~ /^\/opt\/tests\// { split($(NF-2), p, "/"); print p[3] }'
@@ -116,19 +110,19 @@ balloon_topup() {
 }
 
 kmm_off() {
-	wr $K/enabled 0
+	wr_check $K/enabled 0
 }
 # Aggressive: every scan period 100 ms, one access makes a page hot, TLB
 # flushed after clearing Accessed bits (so the next access sets it again),
 # no rate limit. Order matters: each bound is checked against the other.
 kmm_on() {
-	wr $K/scan_period_min_ms 100
-	wr $K/scan_period_max_ms 100
-	wr $K/hot_threshold 1
-	wr $K/hot_history 1
-	wr $K/tlb_flush 1
-	wr $K/promote_rate_limit_mbps 1048576
-	wr $K/enabled 1
+	wr_check $K/scan_period_min_ms 100
+	wr_check $K/scan_period_max_ms 100
+	wr_check $K/hot_threshold 1
+	wr_check $K/hot_history 1
+	wr_check $K/tlb_flush 1
+	wr_check $K/promote_rate_limit_mbps 1048576
+	wr_check $K/enabled 1
 }
 
 run_test() { # run_test PASS ID TIMEOUT TOKENS...
@@ -160,7 +154,7 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	balloon_topup
 	# Only this test's migrations in the trace (not the top-up's).
 	[ -f $SPLIT_TR/trace ] && : > $SPLIT_TR/trace
-	before=$(vmstat_snap)
+	before=$(vmstat_snap "$STATS_RE")
 	echo "$pass:$id" > /tmp/mm.cur
 	kmsg "BEGIN $pass $id"
 	echo "@@MM-BEGIN $pass $id@@"
@@ -194,7 +188,7 @@ run_test() { # run_test PASS ID TIMEOUT TOKENS...
 	echo "@@MM-END $pass $id rc=$rc secs=$secs timeout=$to@@"
 	kmsg "END $pass $id rc=$rc"
 	for r in $restore; do echo "${r#*=}" > "${r%%=*}"; done
-	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap)")$(split_by_reason "$pass" "$id")$BALLOON@@"
+	echo "@@MM-STAT $pass $id $(vmstat_delta "$before" "$(vmstat_snap "$STATS_RE")")$(split_by_reason "$pass" "$id")$BALLOON@@"
 	cat /tmp/mm.mig 2>/dev/null
 	awk -v key="$pass:$id" -v id="$id" -v pass="$pass" '$1 == key {
 			n0 += $4; n1 += $5
@@ -266,15 +260,15 @@ split_by_reason() {
 [ -d /sys/devices/system/node/node1 ] || fatal "no NUMA node 1"
 [ -d $K ] || fatal "no $K (kernel without kmmscand?)"
 kmm_off
-wr /sys/kernel/mm/numa/demotion_enabled true
+wr_check /sys/kernel/mm/numa/demotion_enabled true
 # Watermark gaps of 2% of a zone (20 MB of node 0) rather than 0.1%: the
 # band between WMARK_HIGH and WMARK_PROMO that kswapd keeps free for
 # promotion must hold a whole THP or batch, or kmmscand defers for ever.
-wr /proc/sys/vm/watermark_scale_factor 200
+wr_check /proc/sys/vm/watermark_scale_factor 200
 # No watermark boosting: a fragmentation fallback on the nearly full node 0
 # would boost its watermarks and wake kswapd, which would then demote (and
 # so migrate) the tests' pages in the "off" pass too.
-wr /proc/sys/vm/watermark_boost_factor 0
+wr_check /proc/sys/vm/watermark_boost_factor 0
 split_trace_on
 mkfifo /tmp/balloon.cmd /tmp/balloon.ack /tmp/mm.out || fatal "mkfifo"
 exec 8<>/tmp/balloon.ack
@@ -316,13 +310,13 @@ for pass in $MM_PASSES; do
 	kmsg "PASS $pass"
 	echo "@@MM-PASS-BEGIN $pass@@"
 	pstart=$(date +%s)
-	pbefore=$(vmstat_snap)
+	pbefore=$(vmstat_snap "$STATS_RE")
 	while read -r id tmo rest; do
 		case "$id" in ''|'#'*) continue ;; esac
 		# shellcheck disable=SC2086
 		run_test "$pass" "$id" "$tmo" $rest
 	done < /opt/prog/tests.list
-	echo "@@MM-PASS-END $pass secs=$(( $(date +%s) - pstart )) $(vmstat_delta "$pbefore" "$(vmstat_snap)")@@"
+	echo "@@MM-PASS-END $pass secs=$(( $(date +%s) - pstart )) $(vmstat_delta "$pbefore" "$(vmstat_snap "$STATS_RE")")@@"
 	for n in 0 1; do
 		info "$pass: node$n $(awk '/MemFree|Active\(anon\)|Inactive\(anon\)/ { printf "%s%s ", $3, $4 }' /sys/devices/system/node/node$n/meminfo)"
 	done
