@@ -68,6 +68,7 @@ def parse(path):
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
                        "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
                        "damos": {}, "skip": None, "info": [], "warn": [], "vmstall": [],
+                       "wakelat": {},
                        "phase": None,
                        "setup": {}, "NM": [], "BM": [], "redis_tests": [], "redis": None,
                        "load": {}, "move": {}}
@@ -98,6 +99,10 @@ def parse(path):
                 cur["warn"].append(tag[7:])
             elif tag.startswith("@@VMSTALL "):
                 cur["vmstall"].append(tag[10:])
+            elif tag.startswith("@@WAKELAT "):
+                w = tag[10:].split()
+                if w:
+                    cur["wakelat"][w[0]] = kv(" ".join(w[1:]))
             elif line.startswith("NM "):
                 d = kv(line)
                 cur["NM"].append((num(line.split()[1], 0), num(d.get("on0"), 0),
@@ -892,6 +897,25 @@ def main():
                     cell(wl, p, "kmmscand_pte_scanned", 0, "-"), cell(wl, p, "t90_s"),
                     cell(wl, p, "hot_final_pct", 1, "-"),
                     cell(wl, p, "history_peak_bytes", 0, "-")))
+        md.append("")
+
+    # WAKELAT=1: how long kmmscand's threads waited for a CPU, per run
+    waits = [r for r in runs if r.get("wakelat")]
+    if waits:
+        md.append("## kmmscand's threads waiting for a CPU (WAKELAT=1)\n")
+        md.append("From wake-up (or preemption while runnable) to the next switch-in, "
+                  "sched_wakeup/sched_switch tracepoints over the run.  lost > 0: the "
+                  "trace buffer overflowed and the figures are a lower bound.\n")
+        md.append("| workload | policy | rep | thread | waits | wait s | p50 ms | p99 ms | "
+                  "max ms | lost |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|")
+        for r in waits:
+            for comm in sorted(r["wakelat"]):
+                d = r["wakelat"][comm]
+                md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                    r["workload"], r["policy"], r["rep"], comm, d.get("waits", "-"),
+                    d.get("wait_s", "-"), d.get("p50_ms", "-"), d.get("p99_ms", "-"),
+                    d.get("max_ms", "-"), d.get("lost", "-")))
         md.append("")
 
     # ---------------------------------------------------------- summary

@@ -24,6 +24,8 @@
 #   SHUFFLE=1|0  ORDER_SEED=<n>  (policy order shuffled per round, seeded;
 #   default on, seed = SEED)
 #   SCALE_HOT_MB=<hot set of the scale-* workloads>
+#   WAKELAT=1  (how long kmmscand's threads waited for a CPU while
+#   runnable, from the sched_wakeup/sched_switch tracepoints: @@WAKELAT lines)
 #   PERF=1  (perf record -a during every run: @@PERF lines, the top 40
 #   (comm, symbol) pairs by CPU samples; needs perf in the VM, HOSTFS=1)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
@@ -105,6 +107,7 @@ esac
 SEED=42
 SAMPLE_MS=100
 PERF=0
+WAKELAT=0
 SHUFFLE=1
 ORDER_SEED=
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
@@ -559,6 +562,72 @@ perf_top() {	# perf_top PID: stop perf record PID, print the top (comm, symbol)
 	rm -f $TMP/perf.data
 }
 
+# WAKELAT=1: trace when kmmscand's threads become runnable (woken, or
+# preempted while runnable) and when they next get a CPU.  The waits say
+# whether the threads kept up or were kept from a CPU by the workload.
+TR=/sys/kernel/tracing
+wakelat_start() {
+	wl_pids=$(promoters | awk '$1 ~ /^kmmscand/ { print $2 }')
+	[ -n "$wl_pids" ] && [ -d $TR/events/sched/sched_switch ] || return 1
+	fw='' fs=''
+	for q in $wl_pids; do
+		fw="$fw${fw:+ || }pid == $q"
+		fs="$fs${fs:+ || }next_pid == $q || prev_pid == $q"
+	done
+	wr $TR/tracing_on 0
+	wr $TR/buffer_size_kb 8192
+	: > $TR/trace
+	wr $TR/events/sched/sched_wakeup/filter "$fw"
+	wr $TR/events/sched/sched_switch/filter "$fs"
+	wr $TR/events/sched/sched_wakeup/enable 1
+	wr $TR/events/sched/sched_switch/enable 1
+	wr $TR/tracing_on 1
+}
+
+# wakelat_stop -> "@@WAKELAT comm waits=N wait_s=S p50_ms= p99_ms= max_ms=
+# lost=L" per kmmscand thread: N waits for a CPU, S seconds in all; lost:
+# events the ring buffer overwrote (then the figures are a lower bound)
+wakelat_stop() {
+	wr $TR/tracing_on 0
+	wr $TR/events/sched/sched_wakeup/enable 0
+	wr $TR/events/sched/sched_switch/enable 0
+	lost=$(awk '/^# entries-in-buffer\/entries-written:/ {
+		split($3, a, "/"); print a[2] - a[1]; exit }' $TR/trace)
+	awk -v pids=" $wl_pids " '
+	function ts(   i, t) {
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(/:$/, "", t); return t + 0 }
+		return -1
+	}
+	function val(k,   i) {
+		for (i = 1; i <= NF; i++)
+			if (index($i, k "=") == 1) return substr($i, length(k) + 2)
+		return ""
+	}
+	/ sched_wakeup: / {
+		p = val("pid")
+		if (index(pids, " " p " ") && !(p in since)) since[p] = ts()
+		next
+	}
+	/ sched_switch: / {
+		t = ts(); pp = val("prev_pid"); np = val("next_pid")
+		# preempted while runnable: waiting for a CPU from now on
+		if (index(pids, " " pp " ") && val("prev_state") ~ /^R/) since[pp] = t
+		if (index(pids, " " np " ") && (np in since)) {
+			print val("next_comm"), t - since[np]; delete since[np]
+		}
+	}' $TR/trace > $TMP/waits
+	for c in $(awk '{ print $1 }' $TMP/waits | sort -u); do
+		awk -v c="$c" '$1 == c { print $2 }' $TMP/waits | sort -g | awk -v c="$c" -v lost="${lost:-0}" '
+		{ w[++n] = $1; s += $1 }
+		END { printf "@@WAKELAT %s waits=%d wait_s=%.3f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f lost=%d\n",
+			c, n, s, w[int((n + 1) / 2)] * 1000, w[int((n - 1) * 0.99) + 1] * 1000, w[n] * 1000, lost }'
+	done
+	: > $TR/trace
+	wr $TR/events/sched/sched_wakeup/filter 0
+	wr $TR/events/sched/sched_switch/filter 0
+}
+
 run_one() {	# run_one WORKLOAD POLICY REP
 	w=$1; p=$2; r=${3:-1}
 	args=$(workload_args $w)
@@ -626,10 +695,13 @@ run_one() {	# run_one WORKLOAD POLICY REP
 		perf record -q -e cpu-clock -F 499 -g -a -o $TMP/perf.data >/dev/null 2>&1 &
 		ppid=$!
 	fi
+	wl_on=0
+	[ "$WAKELAT" = 1 ] && wakelat_start && wl_on=1
 	touch $TMP/go
 	wait $wpid
 	rc=$?
 	t1=$(date +%s)
+	[ $wl_on = 1 ] && wakelat_stop
 	[ -n "$ppid" ] && perf_top $ppid
 	if [ -n "$hpid" ]; then
 		touch $TMP/hist.stop
