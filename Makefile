@@ -14,9 +14,7 @@ export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET HOST
 .PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-lint series-check config-variants clean distclean
 
 help: ## Show this help
-	@echo "kmmscand harness targets:"
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
-		awk 'BEGIN {FS = ":.*## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+	@$(H)/help.sh $(MAKEFILE_LIST)
 	@echo
 	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 DIMM1_MB=256 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
 	@echo "test-mm:      make test-mm [MM_SET=full|ci]   (CPUS defaults to 3 there)"
@@ -69,5 +67,5 @@ distclean: ## Remove everything under build/
 test-debug: ## KASAN/lockdep/DEBUG_VM kernel + stress + fault injection
 	@$(H)/test-debug.sh
 
-config-variants: ## MEMCG=n + THP=n kernel: build, boot, promotion tests (~16 min cold, ~2 min warm)
+config-variants: ## MEMCG=n + THP=n kernel: build, boot, promotion tests
 	@$(H)/config-variants.sh

@@ -74,6 +74,13 @@ rc=0
 bench/test-report.sh >> "$host" || rc=$?
 [ $rc -eq 0 ] || echo "not ok bench:test-report: exit $rc" >> "$host"
 
+# `make help`: every target has its time from the README's table.
+if help=$(make -s --no-print-directory help 2>&1) && ! grep -q 'time not measured' <<<"$help"; then
+	echo "ok help:every-target-timed" >> "$host"
+else
+	echo "not ok help:every-target-timed: $(grep -m1 -e 'time not measured' -e rror <<<"$help")" >> "$host"
+fi
+
 # kselftests.
 "$HARNESS/build-selftests.sh" "$out/tests" >> "$host"
 # kmmscand_fault_test needs fault injection, which only the debug kernel
