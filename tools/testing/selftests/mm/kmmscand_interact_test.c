@@ -16,25 +16,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_fixture.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
 
 /* A short-lived process: 1 MB on node 1, touched a few times, then exit. */
 static void short_lived(unsigned int seed)

@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_fixture.h"
 
 #ifndef MPOL_WEIGHTED_INTERLEAVE
 #define MPOL_WEIGHTED_INTERLEAVE	6
@@ -25,20 +25,6 @@
 #define MPOL_F_NUMA_BALANCING		0x2000	/* uapi: 1 << 13 */
 #endif
 #define WI_SYSFS	"/sys/kernel/mm/mempolicy/weighted_interleave/"
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
 
 /*
  * A hot range that stays MPOL_BIND to node 1 must never move, while an

@@ -12,7 +12,7 @@
 #endif
 #include <grp.h>
 
-#include "kmmscand_promote.h"
+#include "kmmscand_fixture.h"
 
 #define EXEC_CHILD_FLAG		"--kmmscand-exec-child"
 #define NOBODY			65534
@@ -192,20 +192,6 @@ TEST_F(prctl, unprivileged)
 }
 
 /* ---- what opting out does ----------------------------------------------- */
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
 
 /*
  * Twin processes with the same hot range: the one that opted out with

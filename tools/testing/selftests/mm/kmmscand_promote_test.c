@@ -22,21 +22,7 @@
 #endif
 #include <dirent.h>
 
-#include "kmmscand_promote.h"
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
+#include "kmmscand_fixture.h"
 
 /*
  * 64 MB on node 1: 8 MB kept hot by a thread, the rest written once.

@@ -13,21 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
+#include "kmmscand_fixture.h"
 
 /* A PMD-mapped hot THP is promoted whole, without being split. */
 TEST_F_TIMEOUT(promote, thp_promoted_unsplit, 120)

@@ -16,21 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
-
-FIXTURE(promote) {
-	struct kmm_env env;
-};
-
-FIXTURE_SETUP(promote)
-{
-	kmm_env_setup(_metadata, &self->env);
-}
-
-FIXTURE_TEARDOWN_PARENT(promote)
-{
-	kmm_env_restore(&self->env);
-}
+#include "kmmscand_fixture.h"
 
 /*
  * Poll every 20 ms until pgpromote_success moves past @x0, for at most
