@@ -28,6 +28,14 @@ mm/Makefile grows the same way: patches/mm-kmmscand-makefile.patch
 entry; each commit carries the lines whose sources (mm/NAME.c for NAME.o)
 have all been added so far, so every file is built by the commit that adds
 it.
+The selftests' build files grow the same way: patches/
+selftests-mm-kmmscand-build.patch (SELFTESTS_PATCH) only adds lines to
+the .gitignore, Makefile, config and run_vmtests.sh of
+tools/testing/selftests/mm; each commit carries the lines that name a
+test it or an earlier commit added (kmmscand_NAME for
+kmmscand_NAME.c), and the lines that name no test from the first
+commit that adds one on.  Adding a selftest is its .c file, its entry
+and a line per build file in that one patch.
 """
 import difflib
 import os
@@ -43,9 +51,13 @@ SPLIT = os.path.join(TOP, "patches", "series-split.txt")
 OVERLAY_DIRS = ["mm", "include", "kernel", "fs", "lib", "Documentation", "tools", "arch"]
 MAINTAINERS_PATCH = "maintainers-kmmscand.patch"
 MAKEFILE_PATCH = "mm-kmmscand-makefile.patch"
+SELFTESTS_DIR = "tools/testing/selftests/mm"
+SELFTESTS_PATCH = "selftests-mm-kmmscand-build.patch"
 # Patches spread over the series instead of going into one entry, and the
-# one file each of them changes.
-DISTRIBUTED = {MAINTAINERS_PATCH: "MAINTAINERS", MAKEFILE_PATCH: "mm/Makefile"}
+# files each of them changes.
+DISTRIBUTED = {MAINTAINERS_PATCH: ["MAINTAINERS"], MAKEFILE_PATCH: ["mm/Makefile"],
+               SELFTESTS_PATCH: [f"{SELFTESTS_DIR}/{f}" for f in
+                                 (".gitignore", "Makefile", "config", "run_vmtests.sh")]}
 AUTHOR = os.environ.get("SERIES_AUTHOR", "kmmscand developers <linux-mm@kvack.org>")
 DATE = "Thu, 3 Dec 2026 12:00:00 +0000"
 
@@ -112,13 +124,18 @@ def patch_files(p):
 def makefile_sources(lines):
     """The sources named by an added Makefile line: mm/NAME.c per NAME.o."""
     objs = re.findall(r"([A-Za-z0-9_-]+)\.o\b", lines)
-    d = os.path.dirname(DISTRIBUTED[MAKEFILE_PATCH])
+    d = os.path.dirname(DISTRIBUTED[MAKEFILE_PATCH][0])
     return [f"{d}/{o}.c" for o in objs]
 
 
-def makefile_patch_lines():
-    """The lines MAKEFILE_PATCH adds."""
-    with open(os.path.join(TOP, "patches", MAKEFILE_PATCH)) as f:
+def selftest_sources(line):
+    """The selftest sources named by an added build-file line."""
+    return [f"{SELFTESTS_DIR}/{t}.c" for t in re.findall(r"\bkmmscand_[a-z0-9_]+\b", line)]
+
+
+def added_lines(p):
+    """The lines patch P of patches/ adds."""
+    with open(os.path.join(TOP, "patches", p)) as f:
         return [ln[1:].rstrip("\n") for ln in f
                 if ln.startswith("+") and not ln.startswith("+++")]
 
@@ -160,18 +177,19 @@ def verify_split():
         if f not in used_f:
             problems.append(f"overlay file {f} is in no entry of the split")
     last = -1
-    for p, target in DISTRIBUTED.items():
+    distributed_files = [f for fs in DISTRIBUTED.values() for f in fs]
+    for p, targets in DISTRIBUTED.items():
         if p in used_p:
             problems.append(f"{p} is spread over the series; list it in no entry")
         if p not in quilt:
             problems.append(f"{p} is not in patches/series")
-        elif patch_files(p) != [target]:
-            problems.append(f"{p} must change {target} and nothing else")
+        elif not set(patch_files(p)) <= set(targets):
+            problems.append(f"{p} must change only {', '.join(targets)}")
     for p in quilt:
         if p in DISTRIBUTED:
             continue
         for f in patch_files(p):
-            if f in DISTRIBUTED.values():
+            if f in distributed_files:
                 problems.append(f"{p} changes {f}, which only its own patch may change")
         if p not in used_p:
             problems.append(f"patch {p} is in no entry of the split")
@@ -179,8 +197,13 @@ def verify_split():
             problems.append(f"patch {p} comes before an earlier patch of patches/series")
         else:
             last = used_p[p]
+    if SELFTESTS_PATCH in quilt:
+        for ln in added_lines(SELFTESTS_PATCH):
+            for src in selftest_sources(ln):
+                if src not in used_f:
+                    problems.append(f"{SELFTESTS_PATCH}: {src} (for '{ln}') is in no entry")
     if MAKEFILE_PATCH in quilt:
-        for ln in makefile_patch_lines():
+        for ln in added_lines(MAKEFILE_PATCH):
             srcs = makefile_sources(ln)
             if not srcs:
                 problems.append(f"{MAKEFILE_PATCH} adds '{ln}', which names no object")
@@ -195,13 +218,14 @@ def git(repo, *args, **kw):
                           capture_output=True, text=True, **kw).stdout
 
 
-def distributed_final(p):
-    """The lines of DISTRIBUTED[p] in pristine + patch P."""
-    path = DISTRIBUTED[p]
+def distributed_final(p, path=None):
+    """The lines of PATH (default: the file patch P changes) in pristine + P."""
+    path = path or DISTRIBUTED[p][0]
     tmp = os.path.join(BUILD, "series-distributed")
     shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
-    shutil.copyfile(os.path.join(PRISTINE, path), os.path.join(tmp, path))
+    for f in DISTRIBUTED[p]:
+        os.makedirs(os.path.dirname(os.path.join(tmp, f)), exist_ok=True)
+        shutil.copyfile(os.path.join(PRISTINE, f), os.path.join(tmp, f))
     r = subprocess.run(["patch", "-p1", "--fuzz=0", "--batch", "-s", "-i",
                         os.path.join(TOP, "patches", p)],
                        cwd=tmp, capture_output=True, text=True)
@@ -236,25 +260,49 @@ def write_maintainers(repo, final, added):
         f.write("\n".join(text))
 
 
-def makefile_final():
-    """mm/Makefile of pristine + MAKEFILE_PATCH: (line, sources or None)."""
-    path = DISTRIBUTED[MAKEFILE_PATCH]
+def lines_final(p, path, sources):
+    """PATH of pristine + patch P, which may only add lines there, as
+    (line, None) for a line of pristine and (line, SOURCES(line)) for an
+    added one."""
     with open(os.path.join(PRISTINE, path)) as f:
         old = f.read().split("\n")
-    new = distributed_final(MAKEFILE_PATCH)
+    new = distributed_final(p, path)
     out = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if op not in ("equal", "insert"):
-            die(f"{MAKEFILE_PATCH} may only add lines")
-        out += [(ln, makefile_sources(ln) if op == "insert" else None) for ln in new[j1:j2]]
+            die(f"{p} may only add lines to {path}")
+        out += [(ln, sources(ln) if op == "insert" else None) for ln in new[j1:j2]]
     return out
+
+
+def makefile_final():
+    """mm/Makefile of pristine + MAKEFILE_PATCH: (line, sources or None)."""
+    return lines_final(MAKEFILE_PATCH, DISTRIBUTED[MAKEFILE_PATCH][0], makefile_sources)
 
 
 def write_makefile(repo, final, added):
     """Write mm/Makefile with the added lines whose sources are in ADDED."""
     keep = [ln for ln, srcs in final if srcs is None or all(s in added for s in srcs)]
-    with open(os.path.join(repo, DISTRIBUTED[MAKEFILE_PATCH]), "w") as f:
+    with open(os.path.join(repo, DISTRIBUTED[MAKEFILE_PATCH][0]), "w") as f:
         f.write("\n".join(keep))
+
+
+def selftests_final():
+    """{path: [(line, sources or None)]} of the selftests' build files."""
+    return {path: lines_final(SELFTESTS_PATCH, path, selftest_sources)
+            for path in DISTRIBUTED[SELFTESTS_PATCH]}
+
+
+def write_selftests(repo, final, added):
+    """Write the selftests' build files: an added line that names tests
+    once they are all in ADDED, one that names none once any test is."""
+    tests = {s for fl in final.values() for _, srcs in fl for s in (srcs or [])}
+    anytest = bool(tests & added)
+    for path, fl in final.items():
+        keep = [ln for ln, srcs in fl
+                if srcs is None or (all(s in added for s in srcs) if srcs else anytest)]
+        with open(os.path.join(repo, path), "w") as f:
+            f.write("\n".join(keep))
 
 
 def export(outdir):
@@ -285,6 +333,7 @@ def export(outdir):
     git(repo, "checkout", "-q", "-B", "kmmscand")
     final_maint = maintainers_final(repo)
     final_make = makefile_final()
+    final_st = selftests_final() if SELFTESTS_PATCH in quilt_series() else {}
     added = set()
     name, _, email = AUTHOR.partition(" <")
     email = email.rstrip(">")
@@ -317,6 +366,8 @@ def export(outdir):
                 added.add(f)
         write_maintainers(repo, final_maint, added)
         write_makefile(repo, final_make, added)
+        if final_st:
+            write_selftests(repo, final_st, added)
         git(repo, "add", "-A", "-f")
         msg = e["subject"] + "\n\n" + "\n".join(e["body"]) + f"\n\nSigned-off-by: {AUTHOR}\n"
         subprocess.run(["git", "-C", repo, "commit", "-q", "-F", "-"], input=msg,
