@@ -21,6 +21,13 @@ else
 	echo "not ok harness:results-unittest: $(grep -E '^(FAIL|ERROR):' "$out/unit-results.txt" |
 		head -3 | tr '\n' ' ')" >> "$host"
 fi
+# series.py's spreading of the build lines over the series.
+if python3 "$HARNESS/test_series.py" > "$out/unit-series.txt" 2>&1; then
+	echo "ok harness:series-unittest: $(grep -o '^Ran [0-9]* tests' "$out/unit-series.txt")" >> "$host"
+else
+	echo "not ok harness:series-unittest: $(grep -E '^(FAIL|ERROR):' "$out/unit-series.txt" |
+		head -3 | tr '\n' ' ')" >> "$host"
+fi
 if ! "$HARNESS/build-kernel.sh" 2>&1 | tee "$out/build.txt" >&2; then
 	why=$(grep -m1 'error:' "$out/build.txt" | sed 's/^\[harness\] error: //')
 	echo "not ok build:kernel: ${why:-see $out/build.txt}" >> "$host"
