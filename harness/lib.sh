@@ -53,6 +53,15 @@ accepted_checks() {
 	done | tr ',' '\n' | sort -u | paste -sd, -
 }
 
+# kunit_suites FILE: the KUnit suites that must run (and pass) at boot,
+# one per line, read off the code (the .name of every struct kunit_suite
+# in mm/tests/), so that no list of them can fall behind.  Fails when
+# there is none.
+kunit_suites() {
+	sed -n 's/^[[:space:]]*\.name = "\(kmmscand[a-z_]*\)",$/\1/p' "$TOP"/mm/tests/*kunit*.h > "$1"
+	[ -s "$1" ]
+}
+
 # job_test NAME COMMAND: the job lines (for harness/vm-job.sh) that run
 # COMMAND with its output between the markers results.py reads:
 # @@KMM-BEGIN NAME@@ ... @@KMM-END NAME STATUS@@.

@@ -86,6 +86,8 @@ VM_TIMEOUT=${VM_TIMEOUT:-2400} "$HARNESS/vm-job.sh" "$out" "$out/job" "${files[@
 vm_s=$(( $(date +%s) - vstart ))
 printf 'build_seconds %s\nvm_seconds %s\n' "$build_s" "$vm_s" > "$out/timing.txt"
 log "timing: debug kernel build ${build_s}s, VM run ${vm_s}s"
+kunit_suites "$out/kunit-suites" ||
+	echo "not ok kunit:suites: no struct kunit_suite named in mm/tests/" >> "$host"
 finish --console "$out/console.log" --stdout "$out/stdout.log" \
-	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
+	--suites "$out/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
 	--vm-rc "$vmrc" --allow kmemleak --expected-skips "$HARNESS/expected-skips"

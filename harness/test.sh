@@ -171,6 +171,8 @@ fi
 if [ -s "$ul/klog.txt" ]; then
 	echo "not ok userland:kernel-log: $(head -n 1 "$ul/klog.txt")" >> "$host"
 fi
+kunit_suites "$out/kunit-suites" ||
+	echo "not ok kunit:suites: no struct kunit_suite named in mm/tests/" >> "$host"
 finish --console "$out/console.log" --stdout "$out/selftests.log" \
-	--suites "$HARNESS/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
+	--suites "$out/kunit-suites" --selftests "$(IFS=,; echo "${names[*]}")" \
 	--vm-rc "$vmrc" --expected-skips "$HARNESS/expected-skips"
