@@ -331,9 +331,10 @@ void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
  * @nr: the pages the mapping covers
  * @young: whether its Accessed bit was set
  *
- * Queues the folio for promotion when its history makes it hot, and marks
- * it in the young bitmap of the fragment (kmmscand_note_table() stores
- * it).  A full queue stops the walk (@w->queue_full).
+ * Offers the folio for promotion (kmmscand_offer()) when its history makes
+ * it hot, and marks it in the young bitmap of the fragment
+ * (kmmscand_note_table() stores it).  A full queue stops the walk
+ * (@w->queue_full).
  *
  * Context: the scanner thread, under the page table lock, so the folio is
  * stable and mapped.
@@ -345,8 +346,6 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	unsigned int bit = (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
 	struct kmmscand_table *t = kmmscand_table_cur(w, addr);
 	unsigned int hist = kmmscand_table_hist(t, bit), nhist;
-	int nid = folio_nid(folio);
-	int target;
 
 	ms->slow_pages += nr;
 	if (!young && !hist)
@@ -361,30 +360,39 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	if (young && folio != w->last_queued &&
 	    (kmmscand_is_hot(hist, nhist, w->hot_k, false) ||
 	     (hist && !nodes_empty(w->ample)))) {
-		target = kmmscand_target(w, nid);
-		if (target == NUMA_NO_NODE || kmmscand_backed_off(ms, target) ||
-		    !kmmscand_is_hot(hist, nhist, w->hot_k,
-				     node_isset(target, w->ample)) ||
-		    !kmmscand_folio_promotable(folio)) {
+		struct kmmscand_offer o = {
+			.folio = folio,
+			.mm = ms->slot.mm,
+			.addr = addr,
+			.src = KMMSCAND_SRC_ABIT,
+			.target = kmmscand_target(w, folio_nid(folio)),
+			.hot = kmmscand_is_hot(hist, nhist, w->hot_k, false),
+			.hot_ample = kmmscand_is_hot(hist, nhist, w->hot_k, true),
+			.detect_only = w->detect_only,
+			.ample = &w->ample,
+			.ms = ms,
+		};
+
+		switch (kmmscand_offer(&o)) {
+		case KMMSCAND_OFFER_KEEP:
 			/* Keep the history: it may become promotable later. */
-		} else if (w->detect_only) {
+			break;
+		case KMMSCAND_OFFER_DETECTED:
 			w->candidates++;
 			nhist = 0;
-		} else if (kmmscand_queue_folio(folio, ms->slot.mm, addr, target,
-						folio_nr_pages(folio),
-						KMMSCAND_SRC_ABIT)) {
+			break;
+		case KMMSCAND_OFFER_QUEUED:
 			/*
 			 * The history stays: should this attempt fail, the
 			 * next pass that finds the page young queues it again.
 			 */
 			w->candidates++;
 			w->last_queued = folio;
-		} else {
+			break;
+		case KMMSCAND_OFFER_FULL:
 			/* Queue full: stop here, resume after this page. */
 			w->queue_full = true;
-			w->drops++;
-			trace_kmmscand_candidate_drop(folio_pfn(folio), nid,
-						      KMMSCAND_DROP_FULL);
+			break;
 		}
 	}
 	if (nhist & 1) {

@@ -8,8 +8,10 @@
  *   kmmscand_queue.c     the queue of promotion candidates and the batch
  *                        the migration thread works on
  *   kmmscand_mm.c        the tunables and the registry of mms
- *   kmmscand_target.c    the target node of a promotion, and backing off
- *                        a target that keeps failing for an mm
+ *   kmmscand_target.c    whether and where a folio a source found hot is
+ *                        promoted: the target node, the step every
+ *                        source offers its folios to (kmmscand_offer()),
+ *                        and backing off a target that keeps failing
  *   kmmscand_throttle.c  the rate limit and the guards of the target node
  *   kmmscand_migrate.c   the migration thread
  *   kmmscand_record.c    the record of accesses reported by other sources
@@ -19,8 +21,8 @@
  *   kmmscand_sysfs.c     /sys/kernel/mm/kmmscand/
  *   kmmscand.c           the scanner thread, its passes and rounds, init
  *
- * So the scanner and the other sources feed the migrator through the
- * queue and never the other way round: the migrator reports a target that
+ * So the scanner and the other sources feed the migrator through
+ * kmmscand_offer() and the queue, and never the other way round: the migrator reports a target that
  * failed for an mm to kmmscand_target.c, which keeps the back-off in the
  * mm's registry slot.  The scanner tells the record what its passes saw;
  * the record never calls the scanner.
@@ -293,7 +295,6 @@ struct kmmscand_walk {
 	unsigned long thp_young;
 	unsigned long warm;
 	unsigned long candidates;
-	unsigned long drops;
 	unsigned long tlb_flushes;
 };
 
@@ -397,7 +398,38 @@ bool kmmscand_vma_nodes(struct vm_area_struct *vma, unsigned long addr,
 void kmmscand_owner_nodes(struct mm_struct *mm, nodemask_t *cpuset,
 			  nodemask_t *nodes, bool *mof);
 int kmmscand_target(struct kmmscand_walk *w, int src);
+int kmmscand_target_for_access(struct folio *folio, struct vm_area_struct *vma,
+			       unsigned long addr, int nid);
 bool kmmscand_node_ample(int nid);
+bool kmmscand_folio_promotable(struct folio *folio);
+
+/*
+ * A slow-tier folio a source found hot, offered for promotion: the
+ * source's target for it and its hotness rule's verdicts, without and
+ * with room to spare at the target (kmmscand_offer()).
+ */
+struct kmmscand_offer {
+	struct folio *folio;		/* stable: its page table lock is held */
+	struct mm_struct *mm;		/* the mm it was found in */
+	unsigned long addr;		/* where (a THP: its first address) */
+	enum kmmscand_source src;
+	int target;			/* a top-tier node, or NUMA_NO_NODE */
+	bool hot;			/* hot with the top tier tight */
+	bool hot_ample;			/* hot if @target has room to spare */
+	bool detect_only;		/* promotion off: count, do not queue */
+	const nodemask_t *ample;	/* nodes with room to spare; NULL: ask */
+	struct kmmscand_mm_slot *ms;	/* back off @target for it; or NULL */
+};
+
+/* What kmmscand_offer() did with a folio. */
+enum kmmscand_offered {
+	KMMSCAND_OFFER_KEEP,		/* not now: the source keeps its evidence */
+	KMMSCAND_OFFER_DETECTED,	/* a candidate, counted, not queued */
+	KMMSCAND_OFFER_QUEUED,		/* a candidate, queued */
+	KMMSCAND_OFFER_FULL,		/* a candidate the full queue dropped */
+};
+
+enum kmmscand_offered kmmscand_offer(const struct kmmscand_offer *o);
 
 /* Throttle (mm/kmmscand_throttle.c); kmmscand_node_throttle() else: */
 #define KMMSCAND_THROTTLE_NONE	(-1)
@@ -413,7 +445,6 @@ void kmmscand_node_promoted(int nid, unsigned long pages);
 /* Migration thread (mm/kmmscand_migrate.c). */
 void kmmscand_migrate_wake(bool tunables);
 void kmmscand_migrate_nudge(void);
-bool kmmscand_folio_promotable(struct folio *folio);
 int kmmscand_migrate_init(void);
 void kmmscand_migrate_exit(void);
 

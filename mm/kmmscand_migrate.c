@@ -119,38 +119,6 @@ static struct folio *kmmscand_cand_folio(const struct kmmscand_cand *e)
 	return folio;
 }
 
-/**
- * kmmscand_folio_promotable - may @folio be migrated in its present state?
- * @folio: a mapped folio, stable: the caller holds a page table lock that
- *	maps it or a reference on it
- *
- * The scanner asks before it queues a candidate, the migrator again
- * before it isolates one.  Asking early matters: every candidate costs the
- * migrator a short-lived folio reference to look it up, and an isolated
- * folio is off the LRU for the whole batch; either makes THP collapse,
- * split, KSM merging or UFFDIO_MOVE fail on the folio meanwhile.  So a
- * folio that would only be dropped is never queued.  Some states pass
- * (writeback, a dirty page cache folio, a partially mapped THP waiting for
- * its deferred split): a later pass that finds the page young asks again.
- *
- * Return: true if migrate_pages() may be asked to move @folio.
- */
-bool kmmscand_folio_promotable(struct folio *folio)
-{
-	if (folio_maybe_dma_pinned(folio) || folio_test_ksm(folio) ||
-	    folio_test_writeback(folio) || folio_test_hugetlb(folio))
-		return false;
-	/*
-	 * migrate_pages() splits a partially mapped large folio, whoever
-	 * asked for the migration.  Promotion is no reason to split: leave
-	 * it to the deferred split queue.
-	 */
-	if (folio_order(folio) > 1 && folio_test_partially_mapped(folio))
-		return false;
-	/* Async migration of dirty file folios mostly fails; as NUMA balancing. */
-	return !(folio_is_file_lru(folio) && folio_test_dirty(folio));
-}
-
 static bool kmmscand_still_eligible(struct folio *folio, int target)
 {
 	int nid = folio_nid(folio);

@@ -177,84 +177,6 @@ void __kmmscand_record_abit(struct folio *folio, unsigned int history,
 	count_vm_event(KMMSCAND_RECORD_LOST);
 }
 
-static int kmmscand_distance(int from, int to)
-{
-	return node_distance(from, to);
-}
-
-/*
- * Where @folio, accessed through @vma at @addr by a CPU of node @nid, may
- * be promoted to: the scanner's rules (memory policy of the mapping, else
- * of the task; cpuset of the accessing task; top tier only; target_node)
- * with the accessing node first.  NUMA_NO_NODE if nowhere.
- */
-/*
- * The node masks of kmmscand_fault_target(), one pair per CPU: a hint
- * fault runs on the task's stack, where two nodemask_t would take 256
- * bytes with CONFIG_NODES_SHIFT=10.
- */
-struct kmmscand_fault_masks {
-	nodemask_t allowed;
-	nodemask_t toptier;
-};
-
-static DEFINE_PER_CPU(struct kmmscand_fault_masks, kmmscand_fault_masks);
-
-static int kmmscand_fault_target(struct folio *folio,
-				 struct vm_area_struct *vma,
-				 unsigned long addr, int nid)
-{
-	struct kmmscand_fault_masks *m;
-	struct mempolicy *pol;
-	int n, target;
-	pgoff_t ilx;
-
-	/* Before the per-CPU masks: a shared policy's lookup may sleep on RT. */
-	pol = get_vma_policy(vma, addr, folio_order(folio), &ilx);
-	if (!kmmscand_policy_moves(pol)) {
-		mpol_cond_put(pol);
-		return NUMA_NO_NODE;
-	}
-	m = get_cpu_ptr(&kmmscand_fault_masks);
-	m->allowed = cpuset_current_mems_allowed;
-	kmmscand_policy_nodes(pol, &m->allowed);
-	nodes_clear(m->toptier);
-	for_each_node_state(n, N_MEMORY)
-		if (node_is_toptier(n))
-			node_set(n, m->toptier);
-	target = kmmscand_access_target(nid, &m->allowed, &m->toptier,
-					folio_nid(folio),
-					READ_ONCE(kmmscand_target_node),
-					kmmscand_distance);
-	put_cpu_ptr(&kmmscand_fault_masks);
-	mpol_cond_put(pol);
-	return target;
-}
-
-/*
- * Queue a hot folio for the migration thread, as the scanner does.
- * Returns true if it is queued (or counted only, with promotion off).
- */
-static bool kmmscand_fault_queue(struct folio *folio, struct mm_struct *mm,
-				 unsigned long addr, int target)
-{
-	if (!READ_ONCE(kmmscand_promote_rate_mbps)) {
-		/* promote_rate_limit_mbps=0: detect only, queue nothing */
-		count_vm_event(KMMSCAND_CANDIDATE);
-		return true;
-	}
-	if (!kmmscand_queue_folio(folio, mm, addr, target,
-				  folio_nr_pages(folio), KMMSCAND_SRC_FAULT)) {
-		count_vm_event(KMMSCAND_CANDIDATE_DROP);
-		trace_kmmscand_candidate_drop(folio_pfn(folio), folio_nid(folio),
-					      KMMSCAND_DROP_FULL);
-		return false;
-	}
-	count_vm_event(KMMSCAND_CANDIDATE);
-	kmmscand_migrate_nudge();
-	return true;
-}
-
 /**
  * kmmscand_record_access - record an access to a slow-tier folio
  * @folio: the folio, mapped through @vma; the caller holds the page table
@@ -265,12 +187,13 @@ static bool kmmscand_fault_queue(struct folio *folio, struct mm_struct *mm,
  * @src: the source; a source that reports single, sampled accesses
  *	(KMMSCAND_SRC_FAULT).  The scanner feeds its passes otherwise.
  *
- * Records the access in kmmscand's record of the folio.  If the folio is
- * then hot under kmmscand's rule (mm/kmmscand_sources.h: this access counts
- * for the current window, on top of what the scanner or earlier accesses
- * saw), it is queued for the migration thread with a target chosen by the
- * scanner's rules, preferring @nid: then the same throttles, watermark
- * guard and counters apply as to the scanner's candidates.
+ * Records the access in kmmscand's record of the folio and offers the
+ * folio for promotion (kmmscand_offer(), as the scanner does) with what
+ * the record says under the rule of mm/kmmscand_sources.h (this access
+ * counts for the current window, on top of what the scanner or earlier
+ * accesses saw) and a target chosen by the scanner's rules, preferring
+ * @nid: then the same throttles, watermark guard and counters apply as to
+ * the scanner's candidates.
  *
  * Nothing is recorded, and false returned, if @src is not selected in the
  * sources file, the folio is in the top tier, kmmscand is disabled, or the
@@ -291,6 +214,7 @@ bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
 {
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned int n, k, now, span, faults, coarse;
+	struct kmmscand_offer offer;
 	bool hot = false, queued = false;
 	u64 *rec, *slot;
 	int target;
@@ -315,12 +239,32 @@ bool kmmscand_record_access(struct folio *folio, struct vm_area_struct *vma,
 	kmmscand_rec_evidence(READ_ONCE(*slot), tag, now, span, &faults,
 			      &coarse);
 
-	target = kmmscand_fault_target(folio, vma, addr, nid);
-	if (target != NUMA_NO_NODE && kmmscand_folio_promotable(folio))
-		hot = kmmscand_fault_hot(coarse, faults, n, k,
-					 kmmscand_node_ample(target));
-	if (hot)
-		queued = kmmscand_fault_queue(folio, mm, addr, target);
+	target = kmmscand_target_for_access(folio, vma, addr, nid);
+	offer = (struct kmmscand_offer) {
+		.folio = folio,
+		.mm = mm,
+		.addr = addr,
+		.src = src,
+		.target = target,
+		.hot = kmmscand_fault_hot(coarse, faults, n, k, false),
+		.hot_ample = kmmscand_fault_hot(coarse, faults, n, k, true),
+		/* promote_rate_limit_mbps=0: detect only, queue nothing */
+		.detect_only = !READ_ONCE(kmmscand_promote_rate_mbps),
+		/* room to spare: kmmscand_node_ample(); no back-off */
+	};
+	switch (kmmscand_offer(&offer)) {
+	case KMMSCAND_OFFER_KEEP:
+		break;
+	case KMMSCAND_OFFER_QUEUED:
+		kmmscand_migrate_nudge();
+		fallthrough;
+	case KMMSCAND_OFFER_DETECTED:
+		queued = true;
+		fallthrough;
+	case KMMSCAND_OFFER_FULL:
+		hot = true;
+		break;
+	}
 	kmmscand_rec_fault(slot, tag, now, span, queued);
 	trace_kmmscand_record(folio_pfn(folio), nid, target, src, faults,
 			      coarse, hot);

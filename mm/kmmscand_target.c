@@ -1,13 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmmscand_target: the top-tier node a hot slow-tier page of an mm goes to.
+ * kmmscand_target: whether and where a slow-tier folio that a source found
+ * hot is promoted.
  *
- * The scanner chooses the target of each candidate with
- * kmmscand_choose_target() (mm/kmmscand_policy.h): the node that holds most
- * of the mm's top-tier pages, within the nodes its owner's cpuset and
- * memory policies allow.  When the promotions of an mm to a node keep
- * failing, the migration thread reports it here and the scanner stops
- * queueing that mm's candidates for that node for a while.
+ * Every source offers its evidence to one step, kmmscand_offer(): a
+ * target, what the source's hotness rule says with and without room to
+ * spare there, and the folio.  The step refuses a folio with no target,
+ * one whose mm backs off that target, one not hot enough for the room
+ * the target has, and one that cannot migrate in its present state
+ * (kmmscand_folio_promotable()); it queues the others for the migration
+ * thread, or only counts them while promotion is off.  So the rules that
+ * are not about evidence (first-touch, the ample-room floor, what may
+ * move) hold for every source alike.
+ *
+ * The target differs by what the source knows.  The scanner knows the
+ * mm's footprint: kmmscand_target() takes the node that holds most of the
+ * mm's top-tier pages (kmmscand_choose_target(), mm/kmmscand_policy.h),
+ * with node masks prepared once per walk.  A hint fault knows the node of
+ * the accessing CPU: kmmscand_target_for_access() prefers it.  Both keep
+ * within the nodes the owner's cpuset and memory policies allow.  When
+ * the promotions of an mm to a node keep failing, the migration thread
+ * reports it here and the mm's folios are not offered to that node for a
+ * while.
  */
 
 #include <linux/cpuset.h>
@@ -15,15 +29,20 @@
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/secretmem.h>
+#include <linux/vmstat.h>
 
 #include "kmmscand_internal.h"
 #include "kmmscand_policy.h"
+#include "kmmscand_sources.h"
+
+#include <trace/events/kmmscand.h>
 
 /* Skip a target for this long after it kept failing for an mm (ms). */
 #define KMMSCAND_BACKOFF_MS		5000
@@ -282,4 +301,145 @@ bool kmmscand_node_ample(int nid)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The node masks of kmmscand_target_for_access(), one pair per CPU: a hint
+ * fault runs on the task's stack, where two nodemask_t would take 256
+ * bytes with CONFIG_NODES_SHIFT=10.
+ */
+struct kmmscand_access_masks {
+	nodemask_t allowed;
+	nodemask_t toptier;
+};
+
+static DEFINE_PER_CPU(struct kmmscand_access_masks, kmmscand_access_masks);
+
+/**
+ * kmmscand_target_for_access - the target of a folio whose accessor is known
+ * @folio: the folio, on the slow tier
+ * @vma: the mapping the access went through
+ * @addr: the address of the access
+ * @nid: the node of the accessing CPU, or NUMA_NO_NODE
+ *
+ * The scanner's rules (memory policy of the mapping, else of the task;
+ * cpuset of the accessing task; top tier only; target_node) with @nid
+ * first (kmmscand_access_target(), mm/kmmscand_sources.h).
+ *
+ * Context: the accessing task, under the page table lock that maps
+ * @folio; never sleeps (but for a shared policy's lookup on PREEMPT_RT).
+ *
+ * Return: a top-tier node, or NUMA_NO_NODE if none is allowed.
+ */
+int kmmscand_target_for_access(struct folio *folio, struct vm_area_struct *vma,
+			       unsigned long addr, int nid)
+{
+	struct kmmscand_access_masks *m;
+	struct mempolicy *pol;
+	int n, target;
+	pgoff_t ilx;
+
+	/* Before the per-CPU masks: a shared policy's lookup may sleep on RT. */
+	pol = get_vma_policy(vma, addr, folio_order(folio), &ilx);
+	if (!kmmscand_policy_moves(pol)) {
+		mpol_cond_put(pol);
+		return NUMA_NO_NODE;
+	}
+	m = get_cpu_ptr(&kmmscand_access_masks);
+	m->allowed = cpuset_current_mems_allowed;
+	kmmscand_policy_nodes(pol, &m->allowed);
+	nodes_clear(m->toptier);
+	for_each_node_state(n, N_MEMORY)
+		if (node_is_toptier(n))
+			node_set(n, m->toptier);
+	target = kmmscand_access_target(nid, &m->allowed, &m->toptier,
+					folio_nid(folio),
+					READ_ONCE(kmmscand_target_node),
+					kmmscand_distance);
+	put_cpu_ptr(&kmmscand_access_masks);
+	mpol_cond_put(pol);
+	return target;
+}
+
+/**
+ * kmmscand_folio_promotable - may @folio be migrated in its present state?
+ * @folio: a mapped folio, stable: the caller holds a page table lock that
+ *	maps it or a reference on it
+ *
+ * The scanner asks before it queues a candidate, the migrator again
+ * before it isolates one.  Asking early matters: every candidate costs the
+ * migrator a short-lived folio reference to look it up, and an isolated
+ * folio is off the LRU for the whole batch; either makes THP collapse,
+ * split, KSM merging or UFFDIO_MOVE fail on the folio meanwhile.  So a
+ * folio that would only be dropped is never queued.  Some states pass
+ * (writeback, a dirty page cache folio, a partially mapped THP waiting for
+ * its deferred split): a later pass that finds the page young asks again.
+ *
+ * Return: true if migrate_pages() may be asked to move @folio.
+ */
+bool kmmscand_folio_promotable(struct folio *folio)
+{
+	if (folio_maybe_dma_pinned(folio) || folio_test_ksm(folio) ||
+	    folio_test_writeback(folio) || folio_test_hugetlb(folio))
+		return false;
+	/*
+	 * migrate_pages() splits a partially mapped large folio, whoever
+	 * asked for the migration.  Promotion is no reason to split: leave
+	 * it to the deferred split queue.
+	 */
+	if (folio_order(folio) > 1 && folio_test_partially_mapped(folio))
+		return false;
+	/* Async migration of dirty file folios mostly fails; as NUMA balancing. */
+	return !(folio_is_file_lru(folio) && folio_test_dirty(folio));
+}
+
+/**
+ * kmmscand_offer - offer a folio a source found hot for promotion
+ * @o: the folio, its mapping, the source's target and hotness verdicts
+ *
+ * The one step between a source's evidence and the queue: no target, a
+ * target @o->ms backs off (kmmscand_backed_off()), not hot enough for the
+ * room the target has (@o->hot, or @o->hot_ample if the target has room
+ * to spare: in @o->ample, or kmmscand_node_ample() when that is NULL), or
+ * a folio that cannot migrate now (kmmscand_folio_promotable()): the
+ * folio stays where it is and the source keeps its evidence.  Otherwise
+ * it is a candidate: counted and, unless @o->detect_only, queued for the
+ * migration thread (which the caller wakes when it sees fit).  A full
+ * queue drops it, counted and traced.
+ *
+ * Context: under the page table lock that maps @o->folio, so that it is
+ * stable; never sleeps.  Takes kmmscand_queue_lock and may allocate with
+ * GFP_NOWAIT (kmmscand_queue_folio()).
+ *
+ * Return: what became of the folio.
+ */
+enum kmmscand_offered kmmscand_offer(const struct kmmscand_offer *o)
+{
+	struct folio *folio = o->folio;
+	bool ample;
+
+	if (o->target == NUMA_NO_NODE ||
+	    (o->ms && kmmscand_backed_off(o->ms, o->target)))
+		return KMMSCAND_OFFER_KEEP;
+	if (!o->hot) {
+		ample = o->ample ? node_isset(o->target, *o->ample) :
+				   kmmscand_node_ample(o->target);
+		if (!o->hot_ample || !ample)
+			return KMMSCAND_OFFER_KEEP;
+	}
+	if (!kmmscand_folio_promotable(folio))
+		return KMMSCAND_OFFER_KEEP;
+	if (o->detect_only) {
+		count_vm_event(KMMSCAND_CANDIDATE);
+		return KMMSCAND_OFFER_DETECTED;
+	}
+	if (!kmmscand_queue_folio(folio, o->mm, o->addr, o->target,
+				  folio_nr_pages(folio), o->src)) {
+		count_vm_event(KMMSCAND_CANDIDATE_DROP);
+		trace_kmmscand_candidate_drop(folio_pfn(folio), folio_nid(folio),
+					      KMMSCAND_DROP_FULL);
+		return KMMSCAND_OFFER_FULL;
+	}
+	count_vm_event(KMMSCAND_CANDIDATE);
+	return KMMSCAND_OFFER_QUEUED;
 }

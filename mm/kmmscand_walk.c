@@ -488,7 +488,6 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->thp_young = 0;
 	w->warm = 0;
 	w->candidates = 0;
-	w->drops = 0;
 	w->tlb_flushes = 0;
 	nodes_clear(w->toptier);
 	nodes_clear(w->ample);
@@ -530,7 +529,5 @@ void kmmscand_flush_counts(struct kmmscand_walk *w)
 	count_vm_events(KMMSCAND_PMD_SKIPPED, w->pmd_skipped);
 	count_vm_events(KMMSCAND_YOUNG, w->young);
 	count_vm_events(KMMSCAND_THP_YOUNG, w->thp_young);
-	count_vm_events(KMMSCAND_CANDIDATE, w->candidates);
-	count_vm_events(KMMSCAND_CANDIDATE_DROP, w->drops);
 	count_vm_events(KMMSCAND_TLB_FLUSH, w->tlb_flushes);
 }
