@@ -152,6 +152,9 @@ def verify_split():
         if not any(s.strip() for s in e["body"]):
             problems.append(f"'{e['subject']}' has no body saying why")
         for ln in e["body"]:
+            if len(ln) > 75:
+                problems.append(f"'{e['subject']}': body line longer than 75 "
+                                f"characters, which checkpatch refuses: '{ln[:40]}...'")
             if ln.startswith("#"):
                 problems.append(f"'{e['subject']}': body line '{ln}' starts with '#', "
                                 "which git drops as a comment")
