@@ -567,7 +567,7 @@ perf_top() {	# perf_top PID: stop perf record PID, print the top (comm, symbol)
 # whether the threads kept up or were kept from a CPU by the workload.
 TR=/sys/kernel/tracing
 wakelat_start() {
-	wl_pids=$(promoters | awk '$1 ~ /^kmmscand/ { print $2 }')
+	wl_pids=$(promoters | awk '$1 ~ /^kmmscand/ { printf "%s ", $2 }')
 	[ -n "$wl_pids" ] && [ -d $TR/events/sched/sched_switch ] || return 1
 	fw='' fs=''
 	for q in $wl_pids; do
