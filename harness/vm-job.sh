@@ -8,7 +8,8 @@
 #      VM_HOSTFS, NODE0_MB, ...), which writes DIR/console.log,
 #      DIR/stdout.log, DIR/stderr.log and DIR/seconds;
 #   3. judge the kernel log: klog.py's findings go to DIR/klog.txt (empty
-#      when the log is clean).
+#      when the log is clean; a klog.py that fails, or no console.log,
+#      is a finding).
 # Logs how long the VM ran and, unless -q, the job's output (stdout.log,
 # indented) on stderr.  Exits with the job's status as vm.sh returns it:
 # 124 when VM_TIMEOUT ran out, 125 when the guest died without reporting.
@@ -27,5 +28,10 @@ rc=$?
 set -e
 log "VM finished in $(cat "$dir/seconds" 2>/dev/null || echo '?')s (status $rc); logs in $dir/"
 [ $quiet = 1 ] || sed 's/^/    | /' "$dir/stdout.log" >&2
-python3 "$HARNESS/klog.py" "$dir/console.log" > "$dir/klog.txt" || true
+# klog.py exits 1 with its findings; if it fails without printing one (no
+# console.log, a crash), that is a finding too, never a clean log.
+if ! python3 "$HARNESS/klog.py" "$dir/console.log" > "$dir/klog.txt" &&
+   ! [ -s "$dir/klog.txt" ]; then
+	echo "kernel log: not judged (klog.py failed on $dir/console.log)" > "$dir/klog.txt"
+fi
 exit $rc
