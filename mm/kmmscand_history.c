@@ -346,6 +346,7 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	unsigned int bit = (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
 	struct kmmscand_table *t = kmmscand_table_cur(w, addr);
 	unsigned int hist = kmmscand_table_hist(t, bit), nhist;
+	bool hot;
 
 	ms->slow_pages += nr;
 	if (!young && !hist)
@@ -357,16 +358,16 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
 	}
 	nhist = kmmscand_history_update(hist, young, w->hist_n);
 
+	hot = kmmscand_is_hot(hist, nhist, w->hot_k, false);
 	if (young && folio != w->last_queued &&
-	    (kmmscand_is_hot(hist, nhist, w->hot_k, false) ||
-	     (hist && !nodes_empty(w->ample)))) {
+	    (hot || (hist && !nodes_empty(w->ample)))) {
 		struct kmmscand_offer o = {
 			.folio = folio,
 			.mm = ms->slot.mm,
 			.addr = addr,
 			.src = KMMSCAND_SRC_ABIT,
 			.target = kmmscand_target(w, folio_nid(folio)),
-			.hot = kmmscand_is_hot(hist, nhist, w->hot_k, false),
+			.hot = hot,
 			.hot_ample = kmmscand_is_hot(hist, nhist, w->hot_k, true),
 			.detect_only = w->detect_only,
 			.ample = &w->ample,

@@ -22,10 +22,10 @@
  *   kmmscand.c           the scanner thread, its passes and rounds, init
  *
  * So the scanner and the other sources feed the migrator through
- * kmmscand_offer() and the queue, and never the other way round: the migrator reports a target that
- * failed for an mm to kmmscand_target.c, which keeps the back-off in the
- * mm's registry slot.  The scanner tells the record what its passes saw;
- * the record never calls the scanner.
+ * kmmscand_offer() and the queue, and never the other way round: the
+ * migrator reports a target that failed for an mm to kmmscand_target.c,
+ * which keeps the back-off in the mm's registry slot.  The scanner tells
+ * the record what its passes saw; the record never calls the scanner.
  *
  * Lock order: kmmscand_batch_mutex, then mmap_lock, the PTL,
  * kmmscand_queue_lock, kmmscand_mm_lock.

@@ -10,7 +10,7 @@
  * the target has, and one that cannot migrate in its present state
  * (kmmscand_folio_promotable()); it queues the others for the migration
  * thread, or only counts them while promotion is off.  So the rules that
- * are not about evidence (first-touch, the ample-room floor, what may
+ * are not about evidence (the back-off, the ample-room floor, what may
  * move) hold for every source alike.
  *
  * The target differs by what the source knows.  The scanner knows the
