@@ -140,6 +140,10 @@ case "$SAMPLE_MS" in
 ''|*[!0-9]*) echo "run-in-vm.sh: SAMPLE_MS must be a number of ms (got '$SAMPLE_MS')" >&2; exit 2 ;;
 esac
 [ "$SAMPLE_MS" -ge 10 ] || { echo "run-in-vm.sh: SAMPLE_MS must be at least 10" >&2; exit 2; }
+case "$PERF$WAKELAT" in
+00|01|10|11) ;;
+*) echo "run-in-vm.sh: PERF and WAKELAT must be 0 or 1 (got '$PERF', '$WAKELAT')" >&2; exit 2 ;;
+esac
 for v in "$SLOW_NODE" "$FAST_NODE"; do
 	case "$v" in
 	''|*[!0-9]*) echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must be node numbers (got '$SLOW_NODE', '$FAST_NODE')" >&2; exit 2 ;;
@@ -593,36 +597,7 @@ wakelat_stop() {
 	wr $TR/events/sched/sched_switch/enable 0
 	lost=$(awk '/^# entries-in-buffer\/entries-written:/ {
 		split($3, a, "/"); print a[2] - a[1]; exit }' $TR/trace)
-	awk -v pids=" $wl_pids " '
-	function ts(   i, t) {
-		for (i = 1; i <= NF; i++)
-			if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(/:$/, "", t); return t + 0 }
-		return -1
-	}
-	function val(k,   i) {
-		for (i = 1; i <= NF; i++)
-			if (index($i, k "=") == 1) return substr($i, length(k) + 2)
-		return ""
-	}
-	/ sched_wakeup: / {
-		p = val("pid")
-		if (index(pids, " " p " ") && !(p in since)) since[p] = ts()
-		next
-	}
-	/ sched_switch: / {
-		t = ts(); pp = val("prev_pid"); np = val("next_pid")
-		# preempted while runnable: waiting for a CPU from now on
-		if (index(pids, " " pp " ") && val("prev_state") ~ /^R/) since[pp] = t
-		if (index(pids, " " np " ") && (np in since)) {
-			print val("next_comm"), t - since[np]; delete since[np]
-		}
-	}' $TR/trace > $TMP/waits
-	for c in $(awk '{ print $1 }' $TMP/waits | sort -u); do
-		awk -v c="$c" '$1 == c { print $2 }' $TMP/waits | sort -g | awk -v c="$c" -v lost="${lost:-0}" '
-		{ w[++n] = $1; s += $1 }
-		END { printf "@@WAKELAT %s waits=%d wait_s=%.3f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f lost=%d\n",
-			c, n, s, w[int((n + 1) / 2)] * 1000, w[int((n - 1) * 0.99) + 1] * 1000, w[n] * 1000, lost }'
-	done
+	wakelat_summary $TR/trace "$wl_pids" "${lost:-0}" $TMP/waits
 	: > $TR/trace
 	wr $TR/events/sched/sched_wakeup/filter 0
 	wr $TR/events/sched/sched_switch/filter 0

@@ -310,3 +310,21 @@ got=$(wr_failed() { echo "failed:$3"; }
 [ "$got" = "failed:reads 'clamped' after the write
 rc=1" ]
 check guestlib:wr-check-reads-back $? "got '$(echo "$got" | tr '\n' '|')'"
+
+# wakelat_summary (WAKELAT=1) on a hand-made trace: a wait from a wake-up
+# (2 ms) and one from a preemption in state R (10 ms) for kmmscand, none
+# from a switch-out in state S; thread ids given one per line, as a list
+# of processes gives them (the first version matched none that way).
+cat > "$tmp/trace" <<'LOG'
+# entries-in-buffer/entries-written: 6/6   #P:2
+  <idle>-0  [000] d..2.  100.000000: sched_wakeup: comm=kmmscand pid=34 prio=120 target_cpu=000
+  <idle>-0  [000] d..2.  100.002000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kmmscand next_pid=34 next_prio=120
+  kmmscand-34  [000] d..2.  100.003000: sched_switch: prev_comm=kmmscand prev_pid=34 prev_prio=120 prev_state=R+ ==> next_comm=wl next_pid=99 next_prio=120
+  wl-99  [000] d..2.  100.013000: sched_switch: prev_comm=wl prev_pid=99 prev_prio=120 prev_state=R ==> next_comm=kmmscand next_pid=34 next_prio=120
+  kmmscand-34  [000] d..2.  100.014000: sched_switch: prev_comm=kmmscand prev_pid=34 prev_prio=120 prev_state=S ==> next_comm=wl next_pid=99 next_prio=120
+  wl-99  [000] d..2.  100.020000: sched_switch: prev_comm=wl prev_pid=99 prev_prio=120 prev_state=R ==> next_comm=kmmscand next_pid=34 next_prio=120
+LOG
+got=$(wakelat_summary "$tmp/trace" "35
+34" 0 "$tmp/waits")
+[ "$got" = "@@WAKELAT kmmscand waits=2 wait_s=0.012 p50_ms=2.00 p99_ms=2.00 max_ms=10.00 lost=0" ]
+check guestlib:wakelat-summary $? "got '$got'"

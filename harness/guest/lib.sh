@@ -74,3 +74,43 @@ shuffled() {
 	printf '%s\n' "$@" | awk -v s="$oseed" 'BEGIN { srand(s) } { printf "%.9f %s\n", rand(), $0 }' |
 		sort -k1,1n | cut -d' ' -f2
 }
+
+# wakelat_summary TRACE PIDS LOST TMPFILE: from a sched_wakeup and
+# sched_switch trace of the threads PIDS (any whitespace between them),
+# per thread "@@WAKELAT comm waits=N wait_s=S p50_ms= p99_ms= max_ms=
+# lost=LOST": how often and how long it waited for a CPU while runnable
+# (from a wake-up, or a switch-out in state R, to its next switch-in).
+# TMPFILE holds the waits meanwhile.
+# shellcheck disable=SC2086 # $2 is split on purpose
+wakelat_summary() {
+	awk -v pids=" $(echo $2) " '
+	function ts(   i, t) {
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(/:$/, "", t); return t + 0 }
+		return -1
+	}
+	function val(k,   i) {
+		for (i = 1; i <= NF; i++)
+			if (index($i, k "=") == 1) return substr($i, length(k) + 2)
+		return ""
+	}
+	/ sched_wakeup: / {
+		p = val("pid")
+		if (index(pids, " " p " ") && !(p in since)) since[p] = ts()
+		next
+	}
+	/ sched_switch: / {
+		t = ts(); pp = val("prev_pid"); np = val("next_pid")
+		# preempted while runnable: waiting for a CPU from now on
+		if (index(pids, " " pp " ") && val("prev_state") ~ /^R/) since[pp] = t
+		if (index(pids, " " np " ") && (np in since)) {
+			print val("next_comm"), t - since[np]; delete since[np]
+		}
+	}' "$1" > "$4"
+	for c in $(awk '{ print $1 }' "$4" | sort -u); do
+		awk -v c="$c" '$1 == c { print $2 }' "$4" | sort -g | awk -v c="$c" -v lost="$3" '
+		{ w[++n] = $1; s += $1 }
+		END { printf "@@WAKELAT %s waits=%d wait_s=%.3f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f lost=%d\n",
+			c, n, s, w[int((n + 1) / 2)] * 1000, w[int((n - 1) * 0.99) + 1] * 1000, w[n] * 1000, lost }'
+	done
+}
