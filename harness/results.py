@@ -19,7 +19,8 @@ results.py --console console.log --stdout stdout.log --host host.txt
  * --expected-skips: lines "NAME | reason" (NAME may hold * wildcards);
    a skip whose name no line matches fails ("unexpected skip").  Without
    the option every skip is only counted.
-Prints one line per test and ends with "N passed, N failed, N skipped";
+Prints one line per test, then the last lines each failed selftest case
+printed, and ends with "N passed, N failed, N skipped";
 exit status 1 when anything failed.
 """
 import argparse
@@ -40,6 +41,7 @@ class Tally:
     def __init__(self, expected_skips=None):
         self.passed = self.failed = self.skipped = 0
         self.lines = []
+        self.details = []
         self.expected_skips = expected_skips
 
     def add(self, status, name, why=""):
@@ -94,9 +96,15 @@ def parse_kunit(text, expected, t):
                   "(not built in? boot crashed?)")
 
 
+DETAIL_LINES = 12
+
+
 def parse_selftests(text, expected, t):
+    """Also keeps, for each failed test case, the last DETAIL_LINES
+    lines it printed (from its "# RUN" on) in t.details."""
     cur = None
     ran = {}
+    case = []
     counted = 0
     for raw in text.splitlines():
         line = raw.rstrip("\r")
@@ -120,6 +128,9 @@ def parse_selftests(text, expected, t):
             continue
         if cur is None:
             continue
+        if re.match(r"^#\s+RUN\s", line):
+            case = []
+        case.append(line)
         m = re.match(r"^1\.\.(\d+)\s*$", line)
         if m:
             plan = int(m.group(1))
@@ -128,8 +139,12 @@ def parse_selftests(text, expected, t):
         if m and m.group(1) == "":
             st = status_of(m.group(2), m.group(4))
             why = (m.group(4) or "") if st == "skip" else (
-                "see the test output above" if st == "fail" else "")
-            t.add(st, f"selftest:{cur}:{m.group(3).strip()}", why)
+                "see its last lines below" if st == "fail" else "")
+            name = f"selftest:{cur}:{m.group(3).strip()}"
+            t.add(st, name, why)
+            if st == "fail":
+                t.details.append((name, case[-DETAIL_LINES:]))
+            case = []
             counted += 1
             failed_seen = failed_seen or st == "fail"
     if cur is not None:
@@ -215,6 +230,12 @@ def main():
         parse_selftests(out, names, t)
     for line in t.lines:
         print(line)
+    # The failed cases' own words last, so that a log cut to its tail
+    # still says why.
+    for name, lines in t.details:
+        print(f"--- {name}, its last lines:")
+        for line in lines:
+            print(f"  | {line}")
     summary = f"{t.passed} passed, {t.failed} failed"
     if t.skipped:
         summary += f", {t.skipped} skipped"

@@ -92,6 +92,17 @@ class SelftestTest(unittest.TestCase):
         self.assertIn("FAIL selftest:a: did not finish (VM died or timed out)", t.lines)
         self.assertIn("FAIL selftest:b: never ran", t.lines)
 
+    def test_failed_case_keeps_its_last_lines(self):
+        body = "1..2\n# RUN a.x ...\n# fine\nok 1 a.x\n# RUN a.y ...\n" + \
+            "".join(f"# line {i}\n" for i in range(20)) + "not ok 2 a.y\n"
+        t = self.run_st(selftest("a", body))
+        self.assertEqual(len(t.details), 1)
+        name, lines = t.details[0]
+        self.assertEqual(name, "selftest:a:a.y")
+        self.assertEqual(len(lines), results.DETAIL_LINES)
+        self.assertEqual(lines[-1], "not ok 2 a.y")
+        self.assertIn("# line 19", lines)
+
     def test_indented_results_are_not_counted(self):
         # a nested TAP line (a subtest's own plan) is not a result of the binary
         t = self.run_st(selftest("a", "1..1\n    ok 1 inner\nok 1 x\n"))
