@@ -262,8 +262,9 @@ static inline unsigned int kmmscand_next_budget(unsigned int budget,
 /*
  * Token bucket for the promotion rate limit.  Tokens are base pages.  The
  * bucket holds at most max(one second of tokens, one batch), so that a
- * batch larger than the per-second rate can still pass (once a second),
- * and it refills continuously at promote_rate_limit_mbps.
+ * batch larger than the per-second rate can still pass, and it refills
+ * continuously at promote_rate_limit_mbps: over any span of time no more
+ * than the capacity plus the span's worth of tokens is handed out.
  */
 struct kmmscand_bucket {
 	u64 tokens;		/* pages available now */
@@ -313,7 +314,7 @@ static inline void kmmscand_bucket_refill(struct kmmscand_bucket *b,
 {
 	u64 cap = kmmscand_bucket_capacity(mbps, batch);
 	u64 rate = kmmscand_rate_pages(mbps);
-	u64 delta, add;
+	u64 delta, add, missing;
 
 	if (!mbps) {
 		b->tokens = 0;
@@ -325,18 +326,27 @@ static inline void kmmscand_bucket_refill(struct kmmscand_bucket *b,
 		b->tokens = min(b->tokens, cap);
 		return;
 	}
-	delta = now_ns - b->last_ns;
-	if (delta >= NSEC_PER_SEC || b->tokens >= cap) {
-		/* A full second refills any bucket. */
+	if (b->tokens >= cap) {
 		b->tokens = cap;
 		b->last_ns = now_ns;
 		return;
 	}
-	/* delta < 2^30 and rate < 2^29: the product fits in 64 bits. */
+	delta = now_ns - b->last_ns;
+	/*
+	 * A span that fills the bucket just fills it.  missing <= cap < 2^32
+	 * (a batch is an unsigned int), so missing * NSEC_PER_SEC fits.
+	 */
+	missing = cap - b->tokens;
+	if (delta >= div64_u64(missing * NSEC_PER_SEC + rate - 1, rate)) {
+		b->tokens = cap;
+		b->last_ns = now_ns;
+		return;
+	}
+	/* delta * rate < missing * NSEC_PER_SEC + rate: it fits too. */
 	add = div_u64(delta * rate, NSEC_PER_SEC);
 	if (!add)
 		return;
-	if (add >= cap - b->tokens) {
+	if (add >= missing) {
 		b->tokens = cap;
 		b->last_ns = now_ns;
 		return;

@@ -246,19 +246,54 @@ static void kmmscand_test_bucket_cap(struct kunit *test)
 	/* capacity is one second of rate ... */
 	kmmscand_bucket_refill(&b, 10 * NSEC_PER_SEC, 256, 512);
 	KUNIT_EXPECT_EQ(test, 256ULL * KT_PAGES_PER_MB, b.tokens);
-	/* ... or one batch if that is larger */
+	/* ... or one batch if that is larger, earned at the rate */
 	b.tokens = 0;
 	b.last_ns = 0;
 	kmmscand_bucket_refill(&b, 10 * NSEC_PER_SEC, 1, 4096);
+	KUNIT_EXPECT_EQ(test, 10 * KT_PAGES_PER_MB, b.tokens);
+	kmmscand_bucket_refill(&b, 20 * NSEC_PER_SEC, 1, 4096);
 	KUNIT_EXPECT_EQ(test, 4096ULL, b.tokens);
 	KUNIT_EXPECT_EQ(test, 4096ULL, kmmscand_bucket_capacity(1, 4096));
 	/* a full bucket stays full */
-	kmmscand_bucket_refill(&b, 11 * NSEC_PER_SEC, 1, 4096);
+	kmmscand_bucket_refill(&b, 21 * NSEC_PER_SEC, 1, 4096);
 	KUNIT_EXPECT_EQ(test, 4096ULL, b.tokens);
 	/* lowering the rate shrinks an overfull bucket */
 	b.tokens = 1ULL << 40;
-	kmmscand_bucket_refill(&b, 11 * NSEC_PER_SEC, 1, 512);
+	kmmscand_bucket_refill(&b, 21 * NSEC_PER_SEC, 1, 512);
 	KUNIT_EXPECT_EQ(test, 512ULL, b.tokens);
+}
+
+/*
+ * The limit holds over time whatever the batch size: a second earns a
+ * second of tokens even when the bucket holds more, and a migrator that
+ * sleeps as told and moves THPs at 1 MB/s gets no more than the capacity
+ * plus the rate over a minute.
+ */
+static void kmmscand_test_bucket_long_run(struct kunit *test)
+{
+	struct kmmscand_bucket b = { .tokens = 0, .last_ns = 0 };
+	u64 t = 0, passed = 0, per_sec = KT_PAGES_PER_MB;
+	const u64 thp = 512, span = 60 * NSEC_PER_SEC;
+
+	kmmscand_bucket_refill(&b, NSEC_PER_SEC, 1, thp);
+	KUNIT_EXPECT_EQ(test, per_sec, b.tokens);
+	kmmscand_bucket_refill(&b, 2 * NSEC_PER_SEC, 1, thp);
+	KUNIT_EXPECT_EQ(test, max(thp, per_sec), b.tokens);
+
+	b.tokens = 0;
+	b.last_ns = 0;
+	while (t < span) {
+		kmmscand_bucket_refill(&b, t, 1, thp);
+		if (kmmscand_bucket_take(&b, thp)) {
+			passed += thp;
+			t += NSEC_PER_MSEC;
+		} else {
+			t += max_t(u64, kmmscand_bucket_wait_ns(&b, thp, 1),
+				   NSEC_PER_MSEC);
+		}
+	}
+	KUNIT_EXPECT_LE(test, passed, max(thp, per_sec) + 60 * per_sec);
+	KUNIT_EXPECT_GE(test, passed, 59 * per_sec - thp);
 }
 
 static void kmmscand_test_bucket_zero_rate(struct kunit *test)
@@ -464,6 +499,7 @@ static void kmmscand_test_target_none(struct kunit *test)
 static struct kunit_case kmmscand_migrate_cases[] = {
 	KUNIT_CASE(kmmscand_test_bucket_refill),
 	KUNIT_CASE(kmmscand_test_bucket_cap),
+	KUNIT_CASE(kmmscand_test_bucket_long_run),
 	KUNIT_CASE(kmmscand_test_bucket_zero_rate),
 	KUNIT_CASE(kmmscand_test_bucket_overflow),
 	KUNIT_CASE(kmmscand_test_bucket_wait),
