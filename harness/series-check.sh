@@ -152,6 +152,13 @@ for p in "$series"/0[0-9][0-9][0-9]-*.patch; do
 		fi
 	fi
 	ign=$(accepted_checks $changed)
+	# checkpatch asks whether MAINTAINERS needs updating whenever a patch
+	# adds a file; it does not when an F: pattern already covers them all.
+	new=$(git -C "$tree" diff --name-only --diff-filter=A HEAD~1 HEAD)
+	if [ -n "$new" ] && ! grep -qx MAINTAINERS <<<"$changed" &&
+		python3 "$HARNESS/series.py" maintained "$tree/MAINTAINERS" $new >&2; then
+		ign=${ign:+$ign,}FILE_PATH_CHANGES
+	fi
 	r=$(perl "$tree/scripts/checkpatch.pl" --strict --terse --no-tree ${ign:+--ignore "$ign"} "$p" 2>&1 |
 			grep -E '(ERROR|WARNING|CHECK):' || true)
 	if [ -n "$r" ]; then

@@ -19,10 +19,13 @@ then lists PATH again and adds it whole. The first
 entry, "=== cover: SUBJECT", is the cover letter; "@@BENCH@@" in its body is
 replaced by bench-results/latest/results.md when that exists.
 
-MAINTAINERS grows with the series: checkpatch asks every patch that adds
-files to update MAINTAINERS, so the KMMSCAND section of patches/
+MAINTAINERS grows with the series: the KMMSCAND section of patches/
 maintainers-kmmscand.patch (MAINTAINERS_PATCH) is not an entry of its own;
-each commit carries the section with the F: lines of the files added so far.
+each commit carries the section with the F: lines (file names or
+patterns, MAINTAINERS' rules) that match a file added so far.  Every
+overlay file must match one.  A later commit whose new files a pattern
+covers already leaves MAINTAINERS alone; `series.py maintained` tells
+`make series-check` so, which then accepts checkpatch's question.
 mm/Makefile grows the same way: patches/mm-kmmscand-makefile.patch
 (MAKEFILE_PATCH) only adds lines, each naming objects of mm/, and is in no
 entry; each commit carries the lines whose sources (mm/NAME.c for NAME.o)
@@ -33,9 +36,9 @@ selftests-mm-kmmscand-build.patch (SELFTESTS_PATCH) only adds lines to
 the .gitignore, Makefile, config and run_vmtests.sh of
 tools/testing/selftests/mm; each commit carries the lines that name a
 test it or an earlier commit added (kmmscand_NAME for
-kmmscand_NAME.c), and the lines that name no test from the first
-commit that adds one on.  Adding a selftest is its .c file, its entry
-and a line per build file in that one patch.
+kmmscand_NAME.c), and the lines that name no test (patterns such as
+kmmscand_*_test) from the first commit that adds a kmmscand_*.c on.
+Adding a selftest kmmscand_NAME_test.c is that file and its entry.
 """
 import difflib
 import os
@@ -128,6 +131,30 @@ def makefile_sources(lines):
     return [f"{d}/{o}.c" for o in objs]
 
 
+def f_pattern_matches(pattern, path):
+    """Whether a MAINTAINERS F: pattern covers PATH: a trailing / takes
+    the directory and all below it; * and ? do not cross a /."""
+    if pattern.endswith("/"):
+        return path.startswith(pattern)
+    rx = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+                 for c in pattern)
+    return re.fullmatch(rx, path) is not None
+
+
+def section_patterns(lines):
+    """The F: patterns of the KMMSCAND section in MAINTAINERS LINES."""
+    try:
+        i = lines.index("KMMSCAND")
+    except ValueError:
+        return []
+    out = []
+    while i < len(lines) and lines[i].strip():
+        if lines[i].startswith("F:"):
+            out.append(lines[i].split(None, 1)[1].strip())
+        i += 1
+    return out
+
+
 def selftest_sources(line):
     """The selftest sources named by an added build-file line."""
     return [f"{SELFTESTS_DIR}/{t}.c" for t in re.findall(r"\bkmmscand_[a-z0-9_]+\b", line)]
@@ -205,6 +232,13 @@ def verify_split():
             for src in selftest_sources(ln):
                 if src not in used_f:
                     problems.append(f"{SELFTESTS_PATCH}: {src} (for '{ln}') is in no entry")
+    if MAINTAINERS_PATCH in quilt:
+        pats = section_patterns(distributed_final(MAINTAINERS_PATCH))
+        if not pats:
+            problems.append(f"{MAINTAINERS_PATCH} has no KMMSCAND section with F: lines")
+        for f in files:
+            if pats and not any(f_pattern_matches(p, f) for p in pats):
+                problems.append(f"{f} matches no F: line of {MAINTAINERS_PATCH}")
     if MAKEFILE_PATCH in quilt:
         for ln in added_lines(MAKEFILE_PATCH):
             srcs = makefile_sources(ln)
@@ -254,7 +288,8 @@ def write_maintainers(repo, final, added):
     """Write MAINTAINERS with the section's F: lines limited to ADDED."""
     before, section, after = final
     keep = [ln for ln in section
-            if not ln.startswith("F:") or ln.split(None, 1)[1].strip() in added]
+            if not ln.startswith("F:") or
+            any(f_pattern_matches(ln.split(None, 1)[1].strip(), f) for f in added)]
     if not any(ln.startswith("F:") for ln in keep):
         text = before + after
     else:
@@ -299,8 +334,7 @@ def selftests_final():
 def write_selftests(repo, final, added):
     """Write the selftests' build files: an added line that names tests
     once they are all in ADDED, one that names none once any test is."""
-    tests = {s for fl in final.values() for _, srcs in fl for s in (srcs or [])}
-    anytest = bool(tests & added)
+    anytest = any(re.fullmatch(rf"{SELFTESTS_DIR}/kmmscand_\w+\.c", f) for f in added)
     for path, fl in final.items():
         keep = [ln for ln, srcs in fl
                 if srcs is None or (all(s in added for s in srcs) if srcs else anytest)]
@@ -408,8 +442,16 @@ def main():
         if not problems:
             print("ok series-split")
         return 1 if problems else 0
+    elif len(sys.argv) >= 4 and sys.argv[1] == "maintained":
+        with open(sys.argv[2]) as f:
+            pats = section_patterns(f.read().split("\n"))
+        bare = [p for p in sys.argv[3:] if not any(f_pattern_matches(x, p) for x in pats)]
+        for p in bare:
+            print(f"{p}: no F: line of the KMMSCAND section in {sys.argv[2]}")
+        return 1 if bare else 0
     else:
-        print("usage: series.py export OUTDIR | series.py verify-split", file=sys.stderr)
+        print("usage: series.py export OUTDIR | series.py verify-split | "
+              "series.py maintained MAINTAINERS FILE...", file=sys.stderr)
         return 2
     return 0
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Unit tests of series.py's spreading of the build lines over the series
-(mm/Makefile and the selftests' build files), run by `make test`, or alone:
+(mm/Makefile, the selftests' build files, MAINTAINERS), run by `make test`,
+or alone:
     python3 harness/test_series.py
 """
 import os
@@ -50,6 +51,14 @@ class WriteSelftests(unittest.TestCase):
                     out[os.path.basename(path)] = f.read().split("\n")
             return out
 
+    def test_pattern_lines_with_the_first_test(self):
+        # "kmmscand_*_test" names no test: it comes with the first one
+        self.assertEqual(series.selftest_sources("kmmscand_*_test"), [])
+        self.assertEqual(series.selftest_sources(
+            "TEST_GEN_FILES += $(patsubst %.c,%,$(wildcard kmmscand_*_test.c))"), [])
+        self.assertEqual(self.write([f"{ST}/kmmscand_c_test.c"])["config"],
+                         ["CONFIG_GUP_TEST=y", "CONFIG_KMMSCAND=y"])
+
     def test_before_any_test(self):
         out = self.write(["mm/kmmscand.c", f"{ST}/kmmscand_util.h"])
         self.assertEqual(out["Makefile"], ["TEST_GEN_FILES += khugepaged",
@@ -66,6 +75,49 @@ class WriteSelftests(unittest.TestCase):
     def test_all_tests(self):
         out = self.write([f"{ST}/kmmscand_a_test.c", f"{ST}/kmmscand_b_test.c"])
         self.assertEqual(len(out["Makefile"]), 4)
+
+
+class Maintainers(unittest.TestCase):
+    """MAINTAINERS' F: patterns and the section each commit carries."""
+
+    def test_patterns(self):
+        m = series.f_pattern_matches
+        self.assertTrue(m("mm/kmmscand*", "mm/kmmscand_walk.c"))
+        self.assertFalse(m("mm/kmmscand*", "mm/tests/kmmscand-kunit.h"))
+        self.assertTrue(m("mm/tests/", "mm/tests/kmmscand-kunit.h"))
+        self.assertTrue(m("include/linux/kmmscand.h", "include/linux/kmmscand.h"))
+        self.assertFalse(m("include/linux/kmmscand.h", "include/linux/kmmscand.hh"))
+        self.assertFalse(m("mm/kmmscand?.c", "mm/kmmscand.c"))
+
+    def test_section_grows_with_the_files(self):
+        final = (["X", ""], ["KMMSCAND", "S:\tMaintained", "F:\tmm/kmmscand*",
+                             f"F:\t{ST}/kmmscand*"], ["Y"])
+        with tempfile.TemporaryDirectory() as repo:
+            def carried(added):
+                series.write_maintainers(repo, final, set(added))
+                with open(os.path.join(repo, "MAINTAINERS")) as f:
+                    return f.read().split("\n")
+            self.assertEqual(carried(["Documentation/x.rst"]), ["X", "", "Y"])
+            self.assertEqual(carried(["mm/kmmscand.c"]),
+                             ["X", "", "KMMSCAND", "S:\tMaintained", "F:\tmm/kmmscand*", "", "Y"])
+            self.assertEqual(len(carried(["mm/kmmscand.c", f"{ST}/kmmscand_a_test.c"])), 8)
+
+    def test_maintained_command(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write("A\n\nKMMSCAND\nF:\tmm/kmmscand*\n\nB\n")
+        try:
+            sys.argv = ["series.py", "maintained", f.name, "mm/kmmscand_new.c"]
+            self.assertEqual(series.main(), 0)
+            sys.argv = ["series.py", "maintained", f.name, "mm/kmmscand_new.c", "mm/other.c"]
+            self.assertEqual(series.main(), 1)
+        finally:
+            os.unlink(f.name)
+
+    def test_every_overlay_file_maintained(self):
+        pats = series.section_patterns(series.distributed_final(series.MAINTAINERS_PATCH))
+        self.assertTrue(pats)
+        for f in series.overlay_files():
+            self.assertTrue(any(series.f_pattern_matches(p, f) for p in pats), f)
 
 
 class RepoPatch(unittest.TestCase):
