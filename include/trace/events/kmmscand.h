@@ -118,6 +118,27 @@ TRACE_DEFINE_ENUM(MR_KMMSCAND);
 TRACE_DEFINE_ENUM(KMMSCAND_SRC_ABIT);
 TRACE_DEFINE_ENUM(KMMSCAND_SRC_FAULT);
 
+/* The names, each list once, for the events that print them. */
+#define kmmscand_show_drop_reason(reason)				\
+	__print_symbolic(reason,					\
+			 { KMMSCAND_DROP_FULL, "queue_full" },		\
+			 { KMMSCAND_DROP_EXIT, "exit" },		\
+			 { KMMSCAND_DROP_OPTOUT, "opt_out" },		\
+			 { KMMSCAND_DROP_OFF, "off" },			\
+			 { KMMSCAND_DROP_DEFER, "defer_full" },		\
+			 { KMMSCAND_DROP_POLICY, "policy" })
+
+#define kmmscand_show_throttle_reason(reason)				\
+	__print_symbolic(reason,					\
+			 { KMMSCAND_THROTTLE_RATELIMIT, "ratelimit" },	\
+			 { KMMSCAND_THROTTLE_WATERMARK, "watermark" },	\
+			 { KMMSCAND_THROTTLE_DEMOTION, "demotion" })
+
+#define kmmscand_show_source(source)					\
+	__print_symbolic(source,					\
+			 { KMMSCAND_SRC_ABIT, "abit" },			\
+			 { KMMSCAND_SRC_FAULT, "fault" })
+
 TRACE_EVENT(kmmscand_candidate_drop,
 
 	TP_PROTO(unsigned long pfn, int nid, int reason),
@@ -137,13 +158,7 @@ TRACE_EVENT(kmmscand_candidate_drop,
 	),
 
 	TP_printk("pfn=0x%lx nid=%d reason=%s", __entry->pfn, __entry->nid,
-		  __print_symbolic(__entry->reason,
-				   { KMMSCAND_DROP_FULL, "queue_full" },
-				   { KMMSCAND_DROP_EXIT, "exit" },
-				   { KMMSCAND_DROP_OPTOUT, "opt_out" },
-				   { KMMSCAND_DROP_OFF, "off" },
-				   { KMMSCAND_DROP_DEFER, "defer_full" },
-				   { KMMSCAND_DROP_POLICY, "policy" }))
+		  kmmscand_show_drop_reason(__entry->reason))
 );
 
 /*
@@ -181,9 +196,7 @@ TRACE_EVENT(kmmscand_migrate_batch,
 		  __entry->target_nid,
 		  __print_symbolic(__entry->reason,
 				   { MR_KMMSCAND, "kmmscand" }),
-		  __print_symbolic(__entry->source,
-				   { KMMSCAND_SRC_ABIT, "abit" },
-				   { KMMSCAND_SRC_FAULT, "fault" }))
+		  kmmscand_show_source(__entry->source))
 );
 
 /*
@@ -222,9 +235,7 @@ TRACE_EVENT(kmmscand_record,
 
 	TP_printk("pfn=0x%lx nid=%d target_nid=%d source=%s faults=%u coarse=%u hot=%d",
 		  __entry->pfn, __entry->nid, __entry->target_nid,
-		  __print_symbolic(__entry->source,
-				   { KMMSCAND_SRC_ABIT, "abit" },
-				   { KMMSCAND_SRC_FAULT, "fault" }),
+		  kmmscand_show_source(__entry->source),
 		  __entry->faults, __entry->coarse, __entry->hot)
 );
 
@@ -247,10 +258,7 @@ TRACE_EVENT(kmmscand_throttle,
 	),
 
 	TP_printk("reason=%s target_nid=%d nr=%u",
-		  __print_symbolic(__entry->reason,
-				   { KMMSCAND_THROTTLE_RATELIMIT, "ratelimit" },
-				   { KMMSCAND_THROTTLE_WATERMARK, "watermark" },
-				   { KMMSCAND_THROTTLE_DEMOTION, "demotion" }),
+		  kmmscand_show_throttle_reason(__entry->reason),
 		  __entry->target_nid, __entry->nr)
 );
 
