@@ -350,6 +350,7 @@ static inline int kmmscand_pfn_toptier(const struct kmmscand_walk *w,
  *	the target
  * @requeued: in the in-flight batch: put back to the ring, whose copy now
  *	holds the PFN's place in the set of queued PFNs
+ * @tried: in the in-flight batch: handed to migrate_pages()
  *
  * A candidate holds no reference on its folio: a queued page stays free to
  * be split, collapsed, merged by KSM, reused on a write fault, migrated or
@@ -369,11 +370,11 @@ struct kmmscand_cand {
 	int source;
 	int gone;
 	bool requeued;
+	bool tried;
 };
 
 /* The queue (mm/kmmscand_queue.c). */
 extern spinlock_t kmmscand_queue_lock;
-extern struct kmmscand_cand *kmmscand_batch;
 
 int kmmscand_queue_init(void);
 void kmmscand_queue_free(void);
@@ -384,7 +385,9 @@ bool kmmscand_pfn_queued(unsigned long pfn);
 void kmmscand_queue_purge(struct mm_struct *mm, enum kmmscand_drop_reason why);
 unsigned int kmmscand_queue_held(void);
 unsigned long kmmscand_queue_want(unsigned int batch);
-unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip);
+struct kmmscand_cand *kmmscand_batch_get(unsigned long want,
+					 const nodemask_t *skip,
+					 unsigned int *nr);
 bool kmmscand_queue_elsewhere(const nodemask_t *nodes);
 void kmmscand_batch_put(unsigned int n);
 void kmmscand_requeue(struct kmmscand_cand *e, bool tail);

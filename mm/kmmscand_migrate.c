@@ -177,7 +177,7 @@ static void kmmscand_cand_drop(struct kmmscand_cand *e, int why)
 }
 
 /*
- * Check the candidates of one mm, [first, last) of the batch, against what
+ * Check the @n candidates of one mm at @g in the batch against what
  * the mm allows now, before any is moved to @nid: the mm still has users
  * and has not opted out, the candidate's address is still mapped, and the
  * memory policy there and the owner's cpuset still allow @nid.  A policy
@@ -189,30 +189,28 @@ static void kmmscand_cand_drop(struct kmmscand_cand *e, int why)
  * yet checked go back to the queue (the scanner does not wait for it
  * either).  Returns the pages put back.
  */
-static unsigned long kmmscand_recheck_mm(unsigned int first,
-					 unsigned int last, int nid)
+static unsigned long kmmscand_recheck_mm(struct kmmscand_cand *g,
+					 unsigned int n, int nid)
 {
-	struct mm_struct *mm = kmmscand_batch[first].mm;
+	struct mm_struct *mm = g[0].mm;
 	unsigned long requeued = 0;
 	unsigned int i;
 	bool mof;
 
 	if (!mmget_not_zero(mm)) {
-		for (i = first; i < last; i++)
-			kmmscand_cand_drop(&kmmscand_batch[i],
-					   KMMSCAND_DROP_EXIT);
+		for (i = 0; i < n; i++)
+			kmmscand_cand_drop(&g[i], KMMSCAND_DROP_EXIT);
 		return 0;
 	}
 	if (test_bit(MMF_KMMSCAND_OFF, &mm->flags)) {
-		for (i = first; i < last; i++)
-			kmmscand_cand_drop(&kmmscand_batch[i],
-					   KMMSCAND_DROP_OPTOUT);
+		for (i = 0; i < n; i++)
+			kmmscand_cand_drop(&g[i], KMMSCAND_DROP_OPTOUT);
 		goto out;
 	}
 	if (!mmap_read_trylock(mm)) {
 		/* Backwards: each goes to the head of the ring, in order. */
-		for (i = last; i > first; i--) {
-			struct kmmscand_cand *e = &kmmscand_batch[i - 1];
+		for (i = n; i > 0; i--) {
+			struct kmmscand_cand *e = &g[i - 1];
 
 			if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
 				continue;
@@ -223,8 +221,8 @@ static unsigned long kmmscand_recheck_mm(unsigned int first,
 	}
 
 	kmmscand_owner_nodes(mm, &kmmscand_rc_cpuset, &kmmscand_rc_owner, &mof);
-	for (i = first; i < last; i++) {
-		struct kmmscand_cand *e = &kmmscand_batch[i];
+	for (i = 0; i < n; i++) {
+		struct kmmscand_cand *e = &g[i];
 		struct vm_area_struct *vma;
 
 		if (READ_ONCE(e->gone) != KMMSCAND_ALIVE)
@@ -244,20 +242,20 @@ out:
 }
 
 /*
- * kmmscand_recheck_mm() for each mm of the group [first, last).  Returns
- * the pages put back to the queue.
+ * kmmscand_recheck_mm() for each mm of the @n candidates of group @g.
+ * Returns the pages put back to the queue.
  */
-static unsigned long kmmscand_recheck(unsigned int first, unsigned int last,
-				      int nid)
+static unsigned long kmmscand_recheck(struct kmmscand_cand *g,
+				      unsigned int n, int nid)
 {
 	unsigned long requeued = 0;
 	unsigned int i, j;
 
-	for (i = first; i < last; i = j) {
-		for (j = i + 1; j < last; j++)
-			if (kmmscand_batch[j].mm != kmmscand_batch[i].mm)
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n; j++)
+			if (g[j].mm != g[i].mm)
 				break;
-		requeued += kmmscand_recheck_mm(i, j, nid);
+		requeued += kmmscand_recheck_mm(g + i, j - i, nid);
 	}
 	return requeued;
 }
@@ -269,14 +267,14 @@ static const enum vm_event_item kmmscand_promoted_event[KMMSCAND_NR_SOURCES] = {
 };
 
 /*
- * Promote the candidates [first, last) of the batch, all towards @nid and
+ * Promote the @n candidates at @g in the batch, all towards @nid and
  * all from one source, sorted by mm.  Returns the pages that were deferred
  * (put back to the queue); adds the pages handed to migrate_pages() to
  * @tried, and the pages put back behind the queue because @nid is
  * throttled to @throttled.
  */
-static unsigned long kmmscand_promote_group(unsigned int first,
-					    unsigned int last, int nid, u64 now,
+static unsigned long kmmscand_promote_group(struct kmmscand_cand *g,
+					    unsigned int n, int nid, u64 now,
 					    unsigned long *tried,
 					    unsigned long *throttled)
 {
@@ -287,8 +285,8 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	LIST_HEAD(folios);
 	unsigned int i;
 
-	for (i = first; i < last; i++)
-		pages += kmmscand_batch[i].nr;
+	for (i = 0; i < n; i++)
+		pages += g[i].nr;
 
 	if (!node_state(nid, N_MEMORY) || !node_is_toptier(nid))
 		reason = KMMSCAND_GROUP_TARGET_GONE;	/* all stale below */
@@ -306,8 +304,8 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		 * Behind the candidates for other nodes: a throttled node
 		 * must not hold back promotion to a node with room.
 		 */
-		for (i = first; i < last; i++)
-			kmmscand_requeue(&kmmscand_batch[i], true);
+		for (i = 0; i < n; i++)
+			kmmscand_requeue(&g[i], true);
 		if (nodes_empty(kmmscand_throttled))
 			kmmscand_throttled_at = jiffies;
 		node_set(nid, kmmscand_throttled);
@@ -315,10 +313,10 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		return pages;
 	}
 	if (reason == KMMSCAND_GROUP_GO)
-		requeued = kmmscand_recheck(first, last, nid);
+		requeued = kmmscand_recheck(g, n, nid);
 
-	for (i = first; i < last; i++) {
-		struct kmmscand_cand *e = &kmmscand_batch[i];
+	for (i = 0; i < n; i++) {
+		struct kmmscand_cand *e = &g[i];
 		int gone = READ_ONCE(e->gone);
 		struct folio *folio = NULL;
 
@@ -358,8 +356,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		/* The isolation holds its own reference now. */
 		folio_put(folio);
 		list_add_tail(&folio->lru, &folios);
-		/* Remember which entries made it to migrate_pages(). */
-		e->nr = 0;
+		e->tried = true;
 	}
 	nr_succeeded += kmmscand_migrate_list(&folios, nid, memcg);
 	mem_cgroup_put(memcg);
@@ -369,12 +366,12 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 	failed = isolated - min(isolated, nr_succeeded);
 	count_vm_event(KMMSCAND_PROMOTE_BATCH);
 	count_vm_events(KMMSCAND_PROMOTE_SUCCESS, nr_succeeded);
-	count_vm_events(kmmscand_promoted_event[kmmscand_batch[first].source],
+	count_vm_events(kmmscand_promoted_event[g[0].source],
 			nr_succeeded);
 	count_vm_events(KMMSCAND_FAIL_MIGRATE, failed);
 	kmmscand_node_promoted(nid, nr_succeeded);
 	trace_kmmscand_migrate_batch(isolated, nr_succeeded, failed, nid,
-				     MR_KMMSCAND, kmmscand_batch[first].source);
+				     MR_KMMSCAND, g[0].source);
 
 	/*
 	 * Nothing moved: let the mms involved back off this target.  The
@@ -386,10 +383,11 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 		struct mm_struct *prev = NULL;
 
 		spin_lock(&kmmscand_queue_lock);
-		for (i = first; i < last; i++) {
-			struct kmmscand_cand *e = &kmmscand_batch[i];
+		for (i = 0; i < n; i++) {
+			struct kmmscand_cand *e = &g[i];
 
-			if (e->nr || e->gone != KMMSCAND_ALIVE || e->mm == prev)
+			if (!e->tried || e->gone != KMMSCAND_ALIVE ||
+			    e->mm == prev)
 				continue;
 			prev = e->mm;
 			kmmscand_target_failed(e->mm, nid);
@@ -402,6 +400,7 @@ static unsigned long kmmscand_promote_group(unsigned int first,
 /* Drop everything queued: kmmscand was disabled or the rate set to 0. */
 static void kmmscand_drain_all(void)
 {
+	struct kmmscand_cand *b;
 	unsigned int n;
 
 	if (!kmmscand_queue_held())
@@ -410,9 +409,9 @@ static void kmmscand_drain_all(void)
 	do {
 		unsigned int i;
 
-		n = kmmscand_batch_get(ULONG_MAX, NULL);
+		b = kmmscand_batch_get(ULONG_MAX, NULL, &n);
 		for (i = 0; i < n; i++) {
-			struct kmmscand_cand *e = &kmmscand_batch[i];
+			struct kmmscand_cand *e = &b[i];
 			bool exited = !atomic_read(&e->mm->mm_users);
 
 			kmmscand_cand_drop(e, exited ? KMMSCAND_DROP_EXIT :
@@ -435,6 +434,7 @@ static long kmmscand_migrate_once(void)
 	unsigned int batch = READ_ONCE(kmmscand_migrate_batch);
 	unsigned long want, deferred = 0, tried = 0;
 	unsigned long throttled_pages = 0;
+	struct kmmscand_cand *b;
 	unsigned int i, n;
 	long wait;
 	u64 now;
@@ -456,7 +456,7 @@ static long kmmscand_migrate_once(void)
 	/* Look at the throttled nodes again after a pause's time. */
 	if (time_after(jiffies, kmmscand_throttled_at + KMMSCAND_DEFER_PAUSE))
 		nodes_clear(kmmscand_throttled);
-	n = kmmscand_batch_get(want, &kmmscand_throttled);
+	b = kmmscand_batch_get(want, &kmmscand_throttled, &n);
 	/*
 	 * No lru_add_drain() before the batch: it would drain only the CPU
 	 * this thread happens to run on, a guess at where the candidates'
@@ -469,12 +469,11 @@ static long kmmscand_migrate_once(void)
 	for (i = 0; i < n; ) {
 		unsigned int j = i + 1;
 
-		while (j < n && kmmscand_batch[j].nid == kmmscand_batch[i].nid &&
-		       kmmscand_batch[j].source == kmmscand_batch[i].source)
+		while (j < n && b[j].nid == b[i].nid &&
+		       b[j].source == b[i].source)
 			j++;
-		deferred += kmmscand_promote_group(i, j, kmmscand_batch[i].nid,
-						   now, &tried,
-						   &throttled_pages);
+		deferred += kmmscand_promote_group(b + i, j - i, b[i].nid, now,
+						   &tried, &throttled_pages);
 		i = j;
 		cond_resched();
 	}

@@ -48,7 +48,7 @@ static struct kmmscand_cand *kmmscand_ring;
 static unsigned int kmmscand_ring_head;
 static unsigned int kmmscand_ring_len;
 static unsigned long kmmscand_ring_pages;
-struct kmmscand_cand *kmmscand_batch;
+static struct kmmscand_cand *kmmscand_batch;
 static unsigned int kmmscand_batch_len;
 /* ring + batch entries; read locklessly to skip purging an empty queue */
 static unsigned int kmmscand_nr_held;
@@ -337,8 +337,9 @@ bool kmmscand_queue_elsewhere(const nodemask_t *nodes)
  * kmmscand_batch_get - take the next batch out of the ring
  * @want: pages wanted (kmmscand_queue_want())
  * @skip: target nodes whose candidates wait (throttled), or NULL
+ * @nr: set to the number of candidates in the batch
  *
- * Moves candidates from the head of the ring into kmmscand_batch, up to
+ * Moves candidates from the head of the ring into the batch, up to
  * @want pages but at least one candidate, and sorts them by target node,
  * source and mm.  Candidates for a node in @skip met on the way go to the
  * tail of the ring instead, KMMSCAND_SKIP_MAX at most, so that a
@@ -349,9 +350,12 @@ bool kmmscand_queue_elsewhere(const nodemask_t *nodes)
  * Context: the migration thread; sleeps.  Returns holding
  * kmmscand_batch_mutex, which kmmscand_batch_put() releases.
  *
- * Return: the number of candidates in kmmscand_batch.
+ * Return: the batch, whose entries the migrator may change (but for
+ * @gone, which kmmscand_queue_purge() may set) until kmmscand_batch_put().
  */
-unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip)
+struct kmmscand_cand *kmmscand_batch_get(unsigned long want,
+					 const nodemask_t *skip,
+					 unsigned int *nr)
 {
 	unsigned int n = 0, skipped = 0;
 	unsigned long pulled = 0;
@@ -374,7 +378,8 @@ unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip)
 			break;
 		WRITE_ONCE(kmmscand_node_queued[e->nid],
 			   kmmscand_node_queued[e->nid] - 1);
-		kmmscand_batch[n++] = *e;
+		kmmscand_batch[n] = *e;
+		kmmscand_batch[n++].tried = false;
 		pulled += e->nr;
 		kmmscand_ring_pages -= e->nr;
 		kmmscand_ring_head = (kmmscand_ring_head + 1) % KMMSCAND_QUEUE_LEN;
@@ -390,7 +395,8 @@ unsigned int kmmscand_batch_get(unsigned long want, const nodemask_t *skip)
 	spin_lock(&kmmscand_queue_lock);
 	kmmscand_batch_len = n;
 	spin_unlock(&kmmscand_queue_lock);
-	return n;
+	*nr = n;
+	return kmmscand_batch;
 }
 
 /**
