@@ -27,8 +27,12 @@ assemble: ## Assemble build/linux = Debian linux-source-6.12 + overlay + patches
 kernel: ## Assemble, configure (tinyconfig + fragment) and build the kernel
 	@$(H)/build-kernel.sh
 
+# Host-side checks of the other parts of the repo that `make test` runs
+# and counts: each prints "ok NAME" / "not ok NAME: why" lines.
+HOST_CHECKS := bench/test-report.sh
+
 test: ## Build everything, run checkpatch, KUnit and kselftests in the VM
-	@$(H)/test.sh
+	@HOST_CHECKS="$(HOST_CHECKS)" $(H)/test.sh
 
 test-mm: ## Upstream mm selftests, kmmscand off vs promoting their memory (MM_SET=full|ci)
 	@$(H)/test-mm.sh
