@@ -67,7 +67,7 @@ UFFD_RES = re.compile(r"^Testing (.+?)\.\.\. (done|skipped|failed)")
 # ("Fail: why" when the test says why; progress lines end with "...")
 KH_RES = re.compile(r"^(?:.*\.\.\.)?([A-Z][^.]*?)\.{3,}\s*(OK|Fail|Skip)(?::.*)?\s*$")
 MIG = re.compile(r"^@@MM-MIG (\S+) (\S+) line=(\d+) reason=(\S+) thp_succeeded=(\d+) "
-                 r"thp_failed=(\d+) thp_split=(\d+)@@$")
+                 r"thp_failed=(\d+) thp_split=(\d+)(?: succeeded=(\d+) failed=(\d+))?@@$")
 # Statuses of the "off" pass that give no baseline for a subtest.
 NO_BASELINE = ("fail", "timeout", "absent")
 # More subtests without a baseline than this in one run: the "off" pass is
@@ -83,6 +83,8 @@ EVIDENCE = {
                          "(migration trace, complete)",
     "other-thp-migration": "a migration of another reason moved, failed to move or split "
                            "a THP while the subtest ran",
+    "migration-around": "a migration of any reason (kmmscand's included) moved or failed "
+                        "to move pages while the subtest ran",
     "listed-subtest-failed": "a subtest of the same test failed in the same pass and was "
                              "accepted by another entry",
 }
@@ -100,7 +102,8 @@ class Run:
         self.timeout = False
         self.stat = {}
         self.numa = {}
-        self.mig = []           # (line, reason, thp_succeeded, thp_failed, thp_split)
+        # (line, reason, thp_succeeded, thp_failed, thp_split, succeeded, failed)
+        self.mig = []
         self.status = "missing"
 
 
@@ -175,7 +178,7 @@ class Parser:
             r = self.runs.get((m.group(1), m.group(2)))
             if r:
                 r.mig.append((int(m.group(3)), m.group(4), int(m.group(5)), int(m.group(6)),
-                              int(m.group(7))))
+                              int(m.group(7)), int(m.group(8) or 0), int(m.group(9) or 0)))
             return True
         m = re.match(r"^@@MM-PASS-END (\S+) (.*)@@$", line)
         if m:
@@ -331,8 +334,16 @@ def other_thp_migrations(run, key):
     """THPs moved, failed or split by migrations of reasons other than
     kmmscand within the window of subtest key."""
     lo, hi = window(run, key)
-    return sum(ok + fl + sp for ln, r, ok, fl, sp in run.mig
+    return sum(ok + fl + sp for ln, r, ok, fl, sp, _, _ in run.mig
                if lo <= ln < hi and r != "kmmscand")
+
+
+def migrations_around(run, key):
+    """Pages (base pages and THPs) that migrations of any reason moved or
+    failed to move, and THPs they split, within the window of subtest key."""
+    lo, hi = window(run, key)
+    return sum(ok + fl + sp + bok + bfl for ln, r, ok, fl, sp, bok, bfl in run.mig
+               if lo <= ln < hi)
 
 
 def evidence_holds(ev, run, key, accepted_fail):
@@ -350,6 +361,11 @@ def evidence_holds(ev, run, key, accepted_fail):
             return False, "subtest not found in the output"
         n = other_thp_migrations(run, key)
         return n > 0, f"THP migrations of other reasons around the subtest: {n}"
+    if ev == "migration-around":
+        if key not in run.line:
+            return False, "subtest not found in the output"
+        n = migrations_around(run, key)
+        return n > 0, f"pages and THPs migrations moved, failed or split around the subtest: {n}"
     if ev == "listed-subtest-failed":
         return bool(accepted_fail), ("accepted failing subtest(s): " + ", ".join(accepted_fail)
                                      if accepted_fail else "no accepted failing subtest in this pass")

@@ -22,7 +22,7 @@
 #                          second); promoted: pages seen moving from node 1
 #                          to node 0 between two samples of one process
 #                          (the smaller of its N0 growth and N1 shrink)
-#   @@MM-MIG pass id line=L reason=R thp_succeeded=N thp_failed=N thp_split=N@@
+#   @@MM-MIG pass id line=L reason=R thp_succeeded=N thp_failed=N thp_split=N succeeded=N failed=N@@
 #                          migrate_pages() calls of any reason that touched a
 #                          THP, summed per reason and per line of the test's
 #                          output they followed (L: the last line printed
@@ -208,15 +208,16 @@ mark_lines() {
 
 # thp_migration_split counts the splits of every migration; the
 # migrate:mm_migrate_pages event says which migration asked. SPLIT_TR is
-# a trace instance that keeps only the calls that moved, failed to move or
-# split a THP, and the line markers of mark_lines.
+# a trace instance that keeps the calls that moved, failed to move or
+# split anything (base pages or THPs), and the line markers of mark_lines.
 SPLIT_TR=/sys/kernel/tracing/instances/mm_split
 split_trace_on() {
 	ev=events/migrate/mm_migrate_pages
 	[ -d /sys/kernel/tracing/$ev ] || { info "no migrate:mm_migrate_pages event: splits not attributed"; return 0; }
 	mkdir -p $SPLIT_TR 2>/dev/null
 	echo 4096 > $SPLIT_TR/buffer_size_kb
-	echo 'thp_split > 0 || thp_succeeded > 0 || thp_failed > 0' > $SPLIT_TR/$ev/filter || fatal "cannot filter $ev"
+	echo 'succeeded > 0 || failed > 0 || thp_split > 0 || thp_succeeded > 0 || thp_failed > 0' \
+		> $SPLIT_TR/$ev/filter || fatal "cannot filter $ev"
 	echo 1 > $SPLIT_TR/$ev/enable || fatal "cannot enable $ev"
 }
 # split_by_reason PASS ID: print " thp_split_kmmscand=N thp_split_demotion=N
@@ -229,17 +230,19 @@ split_by_reason() {
 	ovr=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' $SPLIT_TR/per_cpu/cpu*/stats 2>/dev/null)
 	awk -v pass="$1" -v id="$2" -v ovr="${ovr:-0}" '
 		/tracing_mark_write: mm-line / { line = $NF + 0; next }
-		/mm_migrate_pages:/ { r = "other"; ok = fl = sp = 0
+		/mm_migrate_pages:/ { r = "other"; ok = fl = sp = bok = bfl = 0
 			for (i = 1; i <= NF; i++) {
 				split($i, kv, "=")
 				if (kv[1] == "nr_thp_succeeded") ok = kv[2] + 0
 				if (kv[1] == "nr_thp_failed") fl = kv[2] + 0
 				if (kv[1] == "nr_thp_split") sp = kv[2] + 0
+				if (kv[1] == "nr_succeeded") bok = kv[2] + 0
+				if (kv[1] == "nr_failed") bfl = kv[2] + 0
 				if (kv[1] == "reason") r = kv[2]
 			}
 			k = line " " r
-			if (!(k in S)) { order[++no] = k; S[k] = F[k] = P[k] = 0 }
-			S[k] += ok; F[k] += fl; P[k] += sp
+			if (!(k in S)) { order[++no] = k; S[k] = F[k] = P[k] = BS[k] = BF[k] = 0 }
+			S[k] += ok; F[k] += fl; P[k] += sp; BS[k] += bok; BF[k] += bfl
 			w = (r == "kmmscand" || r == "demotion") ? r : "other"
 			split_n[w] += sp
 			if (r == "kmmscand") kmm += ok + fl + sp
@@ -247,8 +250,9 @@ split_by_reason() {
 		END {
 			for (j = 1; j <= no; j++) {
 				split(order[j], a, " ")
-				printf "@@MM-MIG %s %s line=%d reason=%s thp_succeeded=%d thp_failed=%d thp_split=%d@@\n",
-					pass, id, a[1], a[2], S[order[j]], F[order[j]], P[order[j]] > "/tmp/mm.mig"
+				printf "@@MM-MIG %s %s line=%d reason=%s thp_succeeded=%d thp_failed=%d thp_split=%d succeeded=%d failed=%d@@\n",
+					pass, id, a[1], a[2], S[order[j]], F[order[j]], P[order[j]],
+					BS[order[j]], BF[order[j]] > "/tmp/mm.mig"
 			}
 			printf " thp_split_kmmscand=%d thp_split_demotion=%d thp_split_other=%d thp_kmmscand=%d overrun=%d",
 				split_n["kmmscand"], split_n["demotion"], split_n["other"], kmm, ovr

@@ -33,9 +33,10 @@ def block(p, tid, out, rc=0, stat=None, numa=None, mig=()):
     s = [f"@@MM-BEGIN {p} {tid}@@"] + list(out) + [
         "", f"@@MM-END {p} {tid} rc={rc} secs=3 timeout=0@@",
         f"@@MM-STAT {p} {tid} " + " ".join(f"{k}={v}" for k, v in st.items()) + "@@"]
-    for line, reason, ok, fl, sp in mig:
+    for line, reason, ok, fl, sp, *base in mig:
         s.append(f"@@MM-MIG {p} {tid} line={line} reason={reason} thp_succeeded={ok} "
-                 f"thp_failed={fl} thp_split={sp}@@")
+                 f"thp_failed={fl} thp_split={sp}" +
+                 (f" succeeded={base[0]} failed={base[1]}" if base else "") + "@@")
     s.append(f"@@MM-NUMA {p} {tid} " + " ".join(f"{k}={v}" for k, v in nm.items()) + "@@")
     return s
 
@@ -88,7 +89,7 @@ class Case(unittest.TestCase):
         os.mkdir(os.path.join(self.d, "repro"))
         open(os.path.join(self.d, "repro", "r.c"), "w").close()
         self.expected = textwrap.dedent(f"""\
-            khugepaged "*{COLLAPSE}" fail no-kmmscand-split,other-thp-migration repro/r.c a migration held a page
+            khugepaged "*{COLLAPSE}" fail no-kmmscand-split,migration-around repro/r.c a migration held a page
             khugepaged (exit) fail listed-subtest-failed repro/r.c the exit status of the above
             """)
         self.known = "migration self-placed - moves its own pages\n"
@@ -165,9 +166,9 @@ class ExpectedDiffEvidence(Case):
         _, res, _ = self.collapse(stat={"overrun": 5})
         self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "incomplete")
 
-    def test_no_other_migration_refuses(self):
+    def test_no_migration_refuses(self):
         _, res, _ = self.collapse(mig=())
-        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "other-thp-migration")
+        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "migration-around")
 
     def test_other_migration_outside_window_refuses(self):
         # After the next subtest's result: not around the collapse.
@@ -175,11 +176,27 @@ class ExpectedDiffEvidence(Case):
         rc, res, _ = self.judge(["khugepaged"], [
             ("off", block("off", "khugepaged", kh_out("OK") + ["Other check.... OK", "Last line"])),
             ("on", block("on", "khugepaged", out_on, rc=1, mig=((5, "demotion", 1, 0, 0),)))])
-        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "other-thp-migration")
+        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "migration-around")
 
-    def test_kmmscand_migration_is_no_other_migration(self):
-        _, res, _ = self.collapse(mig=((1, "kmmscand", 1, 0, 0),))
-        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "FAIL", "other-thp-migration")
+    def test_kmmscand_base_page_migration_counts(self):
+        # The pieces of the split THPs are order-0 folios that kmmscand
+        # promotes: its migration holds them as move_pages(2) would.
+        rc, res, _ = self.collapse(mig=((1, "kmmscand", 0, 0, 0, 7, 0),))
+        self.assertVerdict(res, f"mm:khugepaged:{KH}: {COLLAPSE}", "PASS", "expected")
+        self.assertEqual(0, rc)
+
+    def test_other_thp_migration_still_judged(self):
+        # The evidence kind stays available to entries that ask for it.
+        run = compare.Run()
+        run.line = {"k": 5}
+        run.mig = [(5, "kmmscand", 1, 0, 0, 0, 0)]
+        self.assertFalse(compare.evidence_holds("other-thp-migration", run, "k", [])[0])
+        run.mig.append((5, "demotion", 0, 0, 1, 0, 0))
+        self.assertTrue(compare.evidence_holds("other-thp-migration", run, "k", [])[0])
+
+    def test_old_mig_lines_without_base_pages(self):
+        rc, _, _ = self.collapse(mig=((1, "demotion", 0, 0, 3),))
+        self.assertEqual(0, rc)
 
     def test_exit_alone_refused(self):
         # The exit status differs but no listed subtest failed.
