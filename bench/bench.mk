@@ -21,4 +21,4 @@ bench-report: ## Re-run the bench report on BENCH_RAW=<raw.log>
 	@bench/bench.sh
 
 bench-workload: ## Build the bench workload binary (build/bench/workload)
-	@mkdir -p build/bench && gcc -static -O2 -Wall -Wextra -pthread -o build/bench/workload bench/workload.c -lm
+	@mkdir -p build/bench && gcc -static -O2 -Wall -Wextra -pthread -o build/bench/workload bench/workload.c bench/workload_*.c -lm
