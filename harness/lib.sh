@@ -58,7 +58,7 @@ accepted_checks() {
 # in mm/tests/), so that no list of them can fall behind.  Fails when
 # there is none.
 kunit_suites() {
-	sed -n 's/^[[:space:]]*\.name = "\(kmmscand[a-z_]*\)",$/\1/p' "$TOP"/mm/tests/*kunit*.h > "$1"
+	sed -n 's/^[[:space:]]*\.name = "\(kmmscand[a-z_]*\)",$/\1/p' "$TOP"/mm/tests/*kunit*.[ch] > "$1"
 	[ -s "$1" ]
 }
 

@@ -92,7 +92,7 @@ build_on() { # build_on N NAME
 # CONFIG_KMMSCAND=y kernel compiles (upstream files include nothing of
 # kmmscand's but <linux/kmmscand.h>; checked below).
 NOT_KERNEL='^(Documentation/|tools/|MAINTAINERS$)'
-ONLY_ON='^(mm/kmmscand[a-z_]*\.[ch]|mm/tests/kmmscand[a-z_-]*\.h|include/trace/events/kmmscand\.h)$'
+ONLY_ON='^(mm/kmmscand[a-z_]*\.[ch]|mm/tests/kmmscand[a-z_-]*\.[ch]|include/trace/events/kmmscand\.h)$'
 last_kernel='' last_off='' reconf_on=1 reconf_off=1
 boots=()
 boot() { # boot N NAME
@@ -174,7 +174,7 @@ done
 inc=$(cd "$tree" && git grep -nE '#include [<"](\.\./)*(trace/events/|tests/)?kmmscand' -- '*.c' '*.h' \
 	':!mm/kmmscand*' ':!mm/tests/kmmscand*' ':!tools/' ':!include/trace/events/kmmscand.h' |
 	grep -v '<linux/kmmscand.h>' || true)
-mk=$(grep -n 'kmmscand' "$tree/mm/Makefile" | grep -v 'obj-$(CONFIG_KMMSCAND)' || true)
+mk=$(grep -n 'kmmscand' "$tree/mm/Makefile" | grep -vE 'obj-\$\(CONFIG_KMMSCAND(_KUNIT_TEST)?\)' || true)
 if [ -n "$inc$mk" ]; then
 	printf '%s\n' $inc $mk | head -5 | sed 's/^/    /' >&2
 	res "not ok series:only-on-files: a file built with CONFIG_KMMSCAND=n uses kmmscand's own files"

@@ -125,8 +125,8 @@ def patch_files(p):
 
 
 def makefile_sources(lines):
-    """The sources named by an added Makefile line: mm/NAME.c per NAME.o."""
-    objs = re.findall(r"([A-Za-z0-9_-]+)\.o\b", lines)
+    """The sources named by an added Makefile line: mm/PATH.c per PATH.o."""
+    objs = re.findall(r"([A-Za-z0-9_/-]+)\.o\b", lines)
     d = os.path.dirname(DISTRIBUTED[MAKEFILE_PATCH][0])
     return [f"{d}/{o}.c" for o in objs]
 

@@ -29,6 +29,9 @@ class Sources(unittest.TestCase):
     def test_makefile_objects(self):
         self.assertEqual(series.makefile_sources("obj-$(CONFIG_KMMSCAND) += kmmscand.o kmmscand_mm.o"),
                          ["mm/kmmscand.c", "mm/kmmscand_mm.c"])
+        self.assertEqual(series.makefile_sources(
+            "obj-$(CONFIG_KMMSCAND_KUNIT_TEST) += tests/kmmscand_policy_kunit.o"),
+            ["mm/tests/kmmscand_policy_kunit.c"])
 
 
 class WriteSelftests(unittest.TestCase):
@@ -83,8 +86,8 @@ class Maintainers(unittest.TestCase):
     def test_patterns(self):
         m = series.f_pattern_matches
         self.assertTrue(m("mm/kmmscand*", "mm/kmmscand_walk.c"))
-        self.assertFalse(m("mm/kmmscand*", "mm/tests/kmmscand-kunit.h"))
-        self.assertTrue(m("mm/tests/", "mm/tests/kmmscand-kunit.h"))
+        self.assertFalse(m("mm/kmmscand*", "mm/tests/kmmscand_policy_kunit.c"))
+        self.assertTrue(m("mm/tests/", "mm/tests/kmmscand_policy_kunit.c"))
         self.assertTrue(m("include/linux/kmmscand.h", "include/linux/kmmscand.h"))
         self.assertFalse(m("include/linux/kmmscand.h", "include/linux/kmmscand.hh"))
         self.assertFalse(m("mm/kmmscand?.c", "mm/kmmscand.c"))

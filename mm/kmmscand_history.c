@@ -33,6 +33,7 @@
  * process context without interrupts disabled.
  */
 
+#include <kunit/visibility.h>
 #include <linux/bitmap.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
@@ -191,12 +192,18 @@ static void kmmscand_table_advance(struct kmmscand_walk *w,
 	t->head = (t->head + d) % t->n;
 }
 
-/*
- * The history of page @bit of table @t before the pass in progress, bit 0
- * = the last visit, as kmmscand_history_update() builds it.
+/**
+ * kmmscand_table_hist - the history of one page of a table
+ * @t: the table's record
+ * @bit: the page's index in the table
+ *
+ * Static but for the KUnit tests.
+ *
+ * Return: the page's history before the pass in progress, bit 0 = the
+ * last visit, as kmmscand_history_update() builds it.
  */
-static unsigned int kmmscand_table_hist(const struct kmmscand_table *t,
-					unsigned int bit)
+VISIBLE_IF_KUNIT unsigned int
+kmmscand_table_hist(const struct kmmscand_table *t, unsigned int bit)
 {
 	unsigned int j, hist = 0;
 
@@ -208,9 +215,17 @@ static unsigned int kmmscand_table_hist(const struct kmmscand_table *t,
 	return hist;
 }
 
-/* The record of the table that maps @addr, brought to this pass, or NULL. */
-static struct kmmscand_table *kmmscand_table_cur(struct kmmscand_walk *w,
-						 unsigned long addr)
+/**
+ * kmmscand_table_cur - the record of the table that maps an address
+ * @w: the walk
+ * @addr: an address in the table
+ *
+ * Static but for the KUnit tests.
+ *
+ * Return: the record, brought to this pass, or NULL.
+ */
+VISIBLE_IF_KUNIT struct kmmscand_table *
+kmmscand_table_cur(struct kmmscand_walk *w, unsigned long addr)
 {
 	unsigned long idx = addr >> PMD_SHIFT;
 
@@ -589,6 +604,3 @@ void __init kmmscand_history_exit(void)
 	shrinker_free(kmmscand_hist_shrinker);
 	kmmscand_hist_shrinker = NULL;
 }
-
-#include "tests/kmmscand-kunit.h"
-#include "tests/kmmscand-sources-kunit.h"

@@ -474,6 +474,13 @@ void kmmscand_history_exit(void);
 unsigned long kmmscand_history_bytes(void);
 bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr);
 bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Static but for the KUnit tests (mm/tests/kmmscand_policy_kunit.c). */
+unsigned int kmmscand_table_hist(const struct kmmscand_table *t,
+				 unsigned int bit);
+struct kmmscand_table *kmmscand_table_cur(struct kmmscand_walk *w,
+					  unsigned long addr);
+#endif
 bool kmmscand_table_tracked(struct kmmscand_walk *w, unsigned long addr);
 void kmmscand_age_range(struct kmmscand_walk *w, unsigned long start,
 			unsigned long end);

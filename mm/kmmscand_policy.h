@@ -4,7 +4,7 @@
  *
  * Everything that decides "how often", "how much", "is it hot", "how fast",
  * "where to" and "may it move at all" lives here so that it can be unit tested (see
- * mm/tests/kmmscand-kunit.h) without a page table in sight.
+ * mm/tests/kmmscand_policy_kunit.c) without a page table in sight.
  */
 #ifndef _MM_KMMSCAND_POLICY_H
 #define _MM_KMMSCAND_POLICY_H

@@ -4,7 +4,7 @@
  * of the sources file, the record of what each source saw of a page, and
  * how the sources combine into the hotness rule of mm/kmmscand_policy.h.
  * No locking, no global state: callers pass in the tunables and the time,
- * and KUnit tests them (mm/tests/kmmscand-kunit.h).
+ * and KUnit tests them (mm/tests/kmmscand_sources_kunit.c).
  */
 #ifndef _MM_KMMSCAND_SOURCES_H
 #define _MM_KMMSCAND_SOURCES_H

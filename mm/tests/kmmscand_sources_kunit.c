@@ -1,19 +1,24 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the rules of kmmscand's hotness sources
  * (mm/kmmscand_sources.h): the sources file, the per-page record, the
  * combination rule at a hint fault and the target of an access whose node
- * is known.  Included at the end of mm/kmmscand_history.c, after
- * kmmscand-kunit.h, whose distance table it uses.
+ * is known.
  */
-#ifdef CONFIG_KMMSCAND_KUNIT_TEST
-
-#ifndef _MM_KMMSCAND_SOURCES_KUNIT_H
-#define _MM_KMMSCAND_SOURCES_KUNIT_H
-
 #include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/string.h>
 
+#include "../kmmscand_internal.h"
+#include "../kmmscand_policy.h"
 #include "../kmmscand_sources.h"
+
+static int kmmscand_test_dist(int from, int to)
+{
+	/* nodes on a line: distance grows with the id difference */
+	return 10 + 10 * abs(from - to);
+}
 
 static int kt_parse(const char *text, unsigned int *mask)
 {
@@ -306,7 +311,3 @@ static struct kunit_suite kmmscand_sources_suite = {
 };
 
 kunit_test_suite(kmmscand_sources_suite);
-
-#endif /* _MM_KMMSCAND_SOURCES_KUNIT_H */
-
-#endif /* CONFIG_KMMSCAND_KUNIT_TEST */

@@ -1,16 +1,17 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the kmmscand policy helpers (mm/kmmscand_policy.h) and
  * for the parts of the scanner that need no mm: the history store and its
- * bound, the memory policy rule, the top-tier span lookup.
- * Included at the end of mm/kmmscand_history.c, DAMON style.
+ * bound (mm/kmmscand_history.c), the memory policy rule, the top-tier span
+ * lookup.
  */
-#ifdef CONFIG_KMMSCAND_KUNIT_TEST
-
-#ifndef _MM_KMMSCAND_KUNIT_H
-#define _MM_KMMSCAND_KUNIT_H
-
 #include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/slab.h>
+
+#include "../kmmscand_internal.h"
+#include "../kmmscand_policy.h"
 
 /* ---- kmmscand_policy: period, budget, hotness, history ---- */
 
@@ -903,7 +904,3 @@ static struct kunit_suite kmmscand_scan_suite = {
 
 kunit_test_suites(&kmmscand_policy_suite, &kmmscand_migrate_suite,
 		  &kmmscand_scan_suite);
-
-#endif /* _MM_KMMSCAND_KUNIT_H */
-
-#endif /* CONFIG_KMMSCAND_KUNIT_TEST */
