@@ -65,15 +65,6 @@ static struct task_struct *kmmscand_thread __read_mostly;
 /* The scanner saw a slow tier when it last looked (kmmscand_catch_up()). */
 static bool kmmscand_tiered;
 
-/*
- * Why the scanner should look again before its sleep ends, as bits in
- * kmmscand_events: a sysfs store (kmmscand_scanner_kick()), or memory
- * that came online and may be a new slow tier.
- */
-#define KMMSCAND_EV_TUNABLES		0
-#define KMMSCAND_EV_MEMORY		1
-static unsigned long kmmscand_events;
-
 static struct kmmscand_walk kmmscand_walk_state;
 
 /*
@@ -431,22 +422,6 @@ static void kmmscand_apply_tunables(void)
 	spin_unlock(&kmmscand_mm_lock);
 }
 
-/**
- * kmmscand_scanner_kick - a tunable changed: have the scanner look again
- *
- * The scanner applies the scan periods to every mm and registers the mms
- * that are not registered yet (kmmscand may just have been enabled).
- *
- * Context: process context, after the new value was stored.
- */
-void kmmscand_scanner_kick(void)
-{
-	/* The new value before the event: see kmmscand_catch_up(). */
-	smp_mb__before_atomic();
-	set_bit(KMMSCAND_EV_TUNABLES, &kmmscand_events);
-	wake_up_interruptible(&kmmscand_wait);
-}
-
 /*
  * Memory came online: it may be a slow tier that processes created
  * without one should now be registered for.  Runs after the memory tiers
@@ -455,12 +430,8 @@ void kmmscand_scanner_kick(void)
 static int kmmscand_memory_callback(struct notifier_block *nb,
 				    unsigned long action, void *arg)
 {
-	if (action == MEM_ONLINE) {
-		/* The node's new state and tier before the event. */
-		smp_mb__before_atomic();
-		set_bit(KMMSCAND_EV_MEMORY, &kmmscand_events);
-		wake_up_interruptible(&kmmscand_wait);
-	}
+	if (action == MEM_ONLINE)
+		kmmscand_scanner_wake(KMMSCAND_EV_MEMORY);
 	return NOTIFY_OK;
 }
 
@@ -500,8 +471,7 @@ static bool kmmscand_should_run(void)
 /* Disabling kmmscand or a source is a sysfs store: KMMSCAND_EV_TUNABLES. */
 static bool kmmscand_wake_early(void)
 {
-	return kthread_should_stop() || READ_ONCE(kmmscand_events) ||
-	       READ_ONCE(kmmscand_first_mm);
+	return kthread_should_stop() || READ_ONCE(kmmscand_events);
 }
 
 static int kmmscand(void *unused)
@@ -525,7 +495,7 @@ static int kmmscand(void *unused)
 			kmmscand_apply_tunables();
 			asked = true;
 		}
-		WRITE_ONCE(kmmscand_first_mm, false);
+		clear_bit(KMMSCAND_EV_FIRST_MM, &kmmscand_events);
 		kmmscand_catch_up(asked);
 		sleep = MAX_SCHEDULE_TIMEOUT;
 		if (kmmscand_source_on(KMMSCAND_SRC_ABIT))

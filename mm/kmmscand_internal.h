@@ -7,7 +7,8 @@
  *   kmmscand_trace.c     the tracepoints
  *   kmmscand_queue.c     the queue of promotion candidates and the batch
  *                        the migration thread works on
- *   kmmscand_mm.c        the tunables and the registry of mms
+ *   kmmscand_mm.c        the tunables, the registry of mms and the
+ *                        scanner's wake-up (kmmscand_scanner_wake())
  *   kmmscand_target.c    whether and where a folio a source found hot is
  *                        promoted: the target node, the step every
  *                        source offers its folios to (kmmscand_offer()),
@@ -239,10 +240,21 @@ struct kmmscand_scan {
 /* The registry (mm/kmmscand_mm.c). */
 extern struct kmmscand_scan kmmscand_scan;
 extern spinlock_t kmmscand_mm_lock;
-/* The scanner sleeps here; a first registration or a tunable wakes it. */
+/*
+ * The scanner sleeps on kmmscand_wait; kmmscand_scanner_wake() ends the
+ * sleep and says why in kmmscand_events.  They live with the registry,
+ * below everything that wakes the scanner: the registry itself, sysfs
+ * and the memory hotplug callback.
+ */
+enum kmmscand_event {
+	KMMSCAND_EV_TUNABLES,	/* a sysfs store */
+	KMMSCAND_EV_MEMORY,	/* memory came online: maybe a new slow tier */
+	KMMSCAND_EV_FIRST_MM,	/* an mm registered while the list was empty */
+};
+
 extern wait_queue_head_t kmmscand_wait;
-/* An mm registered while the list was empty: the scanner's sleep ends. */
-extern bool kmmscand_first_mm;
+extern unsigned long kmmscand_events;
+void kmmscand_scanner_wake(enum kmmscand_event ev);
 
 int kmmscand_registry_init(void);
 void kmmscand_registry_free(void);
@@ -497,9 +509,6 @@ extern const struct mm_walk_ops kmmscand_walk_ops;
 void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 			   unsigned long round_budget);
 void kmmscand_flush_counts(struct kmmscand_walk *w);
-
-/* The scanner thread (mm/kmmscand.c). */
-void kmmscand_scanner_kick(void);
 
 /* sysfs (mm/kmmscand_sysfs.c). */
 

@@ -73,10 +73,30 @@ static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
 static bool kmmscand_ready __read_mostly;
 
 DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
-bool kmmscand_first_mm;
+unsigned long kmmscand_events;
 
 atomic_long_t kmmscand_hist_total = ATOMIC_LONG_INIT(0);
 atomic_long_t kmmscand_tables_total = ATOMIC_LONG_INIT(0);
+
+/**
+ * kmmscand_scanner_wake - end the scanner's sleep and say why
+ * @ev: what changed
+ *
+ * The scanner applies the tunables, registers the mms it may have missed
+ * (kmmscand just enabled, or memory onlined that may be a new slow tier)
+ * or visits the first mm of an empty list, then goes on with its round.
+ * The change must be stored before the call: the barrier orders it
+ * before the event, for the scanner that consumes the event.
+ *
+ * Context: any; does not sleep.
+ */
+void kmmscand_scanner_wake(enum kmmscand_event ev)
+{
+	/* The change before the event: see kmmscand_catch_up(). */
+	smp_mb__before_atomic();
+	set_bit(ev, &kmmscand_events);
+	wake_up_interruptible(&kmmscand_wait);
+}
 
 /**
  * kmmscand_tables_free - free the table records of an mm
@@ -230,10 +250,8 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 	 * scan_period_max_ms.  End it, so that the first mm is visited
 	 * after scan_period_min_ms like every other.
 	 */
-	if (wakeup) {
-		WRITE_ONCE(kmmscand_first_mm, true);
-		wake_up_interruptible(&kmmscand_wait);
-	}
+	if (wakeup)
+		kmmscand_scanner_wake(KMMSCAND_EV_FIRST_MM);
 }
 
 /**

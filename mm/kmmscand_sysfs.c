@@ -34,7 +34,7 @@ static DEFINE_MUTEX(kmmscand_mutex);	/* serialises sysfs stores */
 
 static void kmmscand_tunables_changed(void)
 {
-	kmmscand_scanner_kick();
+	kmmscand_scanner_wake(KMMSCAND_EV_TUNABLES);
 	kmmscand_migrate_wake(true);
 }
 
