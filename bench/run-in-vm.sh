@@ -51,6 +51,8 @@
 #            kmm+faults (kmmscand sources="abit fault" + numa_balancing=2)
 #            damos-tuned-n<NR>a<AGE> (damos-tuned with min nr_accesses NR and
 #            min age AGE, for threshold sweeps); "damos" = damos-naive
+#            kmm-nice<N> (kmmscand with both threads at nice N, -20..19,
+#            e.g. kmm-nice-10: their weight against many busy tasks)
 # REPEAT=N: for each workload, N rounds of all policies (rep=1..N), each
 # round in its own order (SHUFFLE=1, seeded by ORDER_SEED; @@ORDER lines).
 # Scan-cost microbench (SCANCOST=1): workload "scancost" (sparse, SCAN_MB map,
@@ -251,6 +253,22 @@ kmm_defaults() {
 	kmm_set enabled=0 scan_period_max_ms=5000 scan_period_min_ms=500 hot_history=2 \
 		hot_threshold=2 scan_size=65536 pmd_skip=1 tlb_flush=0 migrate_batch=512 \
 		promote_rate_limit_mbps=256 target_node=-1 sources=abit
+	kmm_renice 0
+}
+
+kmm_nice_arg() {	# kmm_nice_arg POLICY -> N of kmm-nice<N>, nothing if bad
+	v=${1#kmm-nice}
+	case "$v" in ''|-|*[!0-9-]*|?*-*) return ;; esac
+	[ "$v" -ge -20 ] && [ "$v" -le 19 ] && echo "$v"
+}
+
+kmm_renice() {	# kmm_renice N: both kmmscand threads at nice N
+	promoters | while read -r comm pid; do
+		case "$comm" in kmmscand*) ;; *) continue ;; esac
+		renice "$1" -p "$pid" >/dev/null 2>&1
+		n=$(sed 's/^.*) //' /proc/$pid/stat 2>/dev/null | awk '{print $17}')
+		[ -z "$n" ] || [ "$n" = "$1" ] || echo "@@WARN $comm nice $n, not $1"
+	done
 }
 
 damon_off() {
@@ -399,6 +417,10 @@ policy_available() {	# -> prints a reason when not
 	case "$1" in
 	none) ;;
 	kmmscand|kmm-nopmd|kmm-tlb) [ $have_kmm = 1 ] || echo "kmmscand not present" ;;
+	kmm-nice*)
+		if [ $have_kmm = 0 ]; then echo "kmmscand not present"
+		elif [ -z "$(kmm_nice_arg $1)" ]; then echo "bad policy name $1"
+		fi ;;
 	numab2-async|kmm+faults)
 		if [ ! -f "$KMM/sources" ]; then echo "kmmscand without the sources file"
 		elif [ $have_nb = 0 ]; then echo "NUMA balancing not present"
@@ -443,6 +465,7 @@ policy_on() {
 	kmmscand) kmm_set enabled=1 ;;
 	kmm-nopmd) kmm_set pmd_skip=0 enabled=1 ;;
 	kmm-tlb) kmm_set tlb_flush=1 enabled=1 ;;
+	kmm-nice*) kmm_set enabled=1; kmm_renice "$(kmm_nice_arg $1)" ;;
 	numab2) wr $NB 2 ;;
 	# kmmscand takes the hint faults before NUMA balancing starts making them
 	numab2-async) kmm_set sources=fault enabled=1; wr $NB 2 ;;
