@@ -18,7 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 /* What the scanner may take beyond scan_period_min_ms (a round, TCG). */
 #define VISIT_SLACK_MS	1000
@@ -98,7 +98,7 @@ TEST(first_visit)
 	if (!two_tiers(why, sizeof(why)))
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, knob_get(KNOB_ENABLED, &on));
-	ASSERT_LT(0, read_file(KMMSCAND_SYSFS "sources", buf, sizeof(buf)));
+	ASSERT_LT(0, kmm_read_file(KMMSCAND_SYSFS "sources", buf, sizeof(buf)));
 	if (!on || !strstr(buf, "abit"))
 		SKIP(return, "kmmscand disabled or the abit source off (enabled %lld, sources %s)",
 		     on, buf);

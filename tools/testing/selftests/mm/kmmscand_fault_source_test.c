@@ -18,13 +18,13 @@
  * Needs: root, node 0 in a higher memory tier than node 1, NUMA balancing
  * and tracefs.  Fails if kmmscand is there without the sources file.
  * The shared setup (knobs, NUMA balancing, memory on node 1, the hot
- * thread) is kmmscand_promote.h's.
+ * thread) is kmmscand_harness.h's and kmmscand_promote.h's.
  */
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 #define REGION_MB		64
 #define HOT_MB			8
@@ -83,7 +83,7 @@ static int vm_read(unsigned long long *v)
 
 static int sources_read(char *buf, size_t len)
 {
-	int ret = read_file(SOURCES, buf, len);
+	int ret = kmm_read_file(SOURCES, buf, len);
 
 	if (ret < 0)
 		return ret;
@@ -279,7 +279,7 @@ FIXTURE(fault) {
 };
 
 /*
- * kmmscand_promote.h's environment (contract defaults, 0.1 s to 1 s scan
+ * kmmscand_harness.h's environment (contract defaults, 0.1 s to 1 s scan
  * periods for the "abit" source), NUMA balancing in tiering mode, and a
  * trace instance for the events that say who migrated.
  */
@@ -674,7 +674,7 @@ int main(int argc, char **argv)
 	char saved[32] = "";
 	int ret;
 
-	if (!geteuid() && read_file(SOURCES, saved, sizeof(saved)) <= 0)
+	if (!geteuid() && kmm_read_file(SOURCES, saved, sizeof(saved)) <= 0)
 		saved[0] = '\0';
 	ret = kmm_test_main(argc, argv);
 	if (saved[0] && write_str(SOURCES, saved))

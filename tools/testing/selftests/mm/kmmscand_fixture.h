@@ -3,13 +3,13 @@
  * The fixture of the kmmscand tests named promote.*: before each test,
  * kmm_env_setup() saves what a test may change and sets the knobs for
  * quick detection; after it, the parent puts everything back, after a
- * test that died too (kmmscand_promote.h).  Included by a test file that
+ * test that died too (kmmscand_harness.h).  Included by a test file that
  * defines TEST_F(promote, ...) tests.
  */
 #ifndef __KMMSCAND_FIXTURE_H
 #define __KMMSCAND_FIXTURE_H
 
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 FIXTURE(promote) {
 	struct kmm_env env;

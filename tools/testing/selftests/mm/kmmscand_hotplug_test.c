@@ -15,6 +15,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "kmmscand_harness.h"
 #include "kmmscand_hotplug.h"
 
 /*

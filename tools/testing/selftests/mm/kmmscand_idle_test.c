@@ -19,7 +19,7 @@
 #endif
 #include <sys/swap.h>
 
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 #ifndef MADV_COLD
 #define MADV_COLD		20

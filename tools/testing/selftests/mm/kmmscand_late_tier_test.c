@@ -17,7 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 #define HOT_MB			8
 #define SOURCES			KMMSCAND_SYSFS "sources"
@@ -40,7 +40,7 @@ static int node1_blocks(int *blocks, int max, const char *state)
 		if (sscanf(de->d_name, "memory%d", &b) != 1)
 			continue;
 		snprintf(path, sizeof(path), NODE1 "%s/state", de->d_name);
-		if (read_file(path, buf, sizeof(buf)) <= 0)
+		if (kmm_read_file(path, buf, sizeof(buf)) <= 0)
 			continue;
 		buf[strcspn(buf, "\n")] = '\0';
 		if (!strcmp(buf, state))
@@ -95,7 +95,7 @@ FIXTURE_SETUP(late)
 	if (!kmmscand_present())
 		SKIP(return, "no %s: kernel without CONFIG_KMMSCAND",
 		     KMMSCAND_SYSFS);
-	ASSERT_LT(0, read_file(NODE_SYSFS "has_memory", has, sizeof(has)));
+	ASSERT_LT(0, kmm_read_file(NODE_SYSFS "has_memory", has, sizeof(has)));
 	has[strcspn(has, "\n")] = '\0';
 	if (nodelist_has(has, 1))
 		SKIP(return, "node 1 has memory already (has_memory %s)", has);
@@ -105,7 +105,7 @@ FIXTURE_SETUP(late)
 		SKIP(return, "no %s", NUMA_BALANCING_SYSCTL);
 
 	ASSERT_EQ(0, knobs_save(&self->knobs));
-	ASSERT_LT(0, read_file(SOURCES, self->sources, sizeof(self->sources)));
+	ASSERT_LT(0, kmm_read_file(SOURCES, self->sources, sizeof(self->sources)));
 	ASSERT_EQ(0, read_long(NUMA_BALANCING_SYSCTL, &self->numab));
 	self->saved = true;
 	/* Every kmmscand write now: a write to its sysfs registers too. */

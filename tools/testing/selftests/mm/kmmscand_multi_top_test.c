@@ -13,7 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 #define TOP_MB		16	/* each process's memory on its top-tier node */
 #define HOT_MB		8	/* and its hot set on node 1 */

@@ -10,7 +10,7 @@
  *
  * Every test places memory on the slow-tier node 1, keeps part of it hot
  * from a thread (or a child), and polls where the pages are; the fixture
- * (kmmscand_promote.h) lowers the scan period, turns NUMA balancing off
+ * (kmmscand_fixture.h) lowers the scan period, turns NUMA balancing off
  * and restores everything from the parent process afterwards.
  *
  * Needs: root, node 0 in a higher memory tier than node 1, a kernel with
@@ -156,7 +156,7 @@ TEST_F_TIMEOUT(promote, pmd_clear_flushed_once_per_pass, 120)
 	char buf[32];
 	int ret;
 
-	if (!read_file("/sys/kernel/mm/lru_gen/enabled", buf, sizeof(buf)) &&
+	if (!kmm_read_file("/sys/kernel/mm/lru_gen/enabled", buf, sizeof(buf)) &&
 	    strtoul(buf, NULL, 0))
 		SKIP(return, "MGLRU enabled: kmmscand leaves PMD Accessed bits alone");
 	ASSERT_EQ(0, knob_set(KNOB_TLB_FLUSH, 0));
@@ -578,7 +578,7 @@ static unsigned long user_processes(void)
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/status", d->d_name);
-		if (read_file(path, buf, sizeof(buf)) > 0 &&
+		if (kmm_read_file(path, buf, sizeof(buf)) > 0 &&
 		    strstr(buf, "VmSize:"))
 			n++;
 	}
@@ -593,7 +593,7 @@ static unsigned long node_used_pages(int nid)
 	unsigned long kb;
 
 	snprintf(path, sizeof(path), NODE_SYSFS "node%d/meminfo", nid);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (kmm_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strstr(buf, "MemUsed:");
 	if (!p || sscanf(p, "MemUsed: %lu", &kb) != 1)

@@ -130,7 +130,7 @@ static inline const char *stress_knobs_save(void)
 			return kmm_knobs[k].name;
 	if (knobs_save(&knobs_saved))
 		return "(knobs)";
-	if (read_file(DEMOTION_SYSFS, demotion_saved, sizeof(demotion_saved)) <= 0)
+	if (kmm_read_file(DEMOTION_SYSFS, demotion_saved, sizeof(demotion_saved)) <= 0)
 		demotion_saved[0] = '\0';
 	return NULL;
 }

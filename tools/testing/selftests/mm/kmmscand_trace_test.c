@@ -9,7 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kmmscand_promote.h"
+#include "kmmscand_harness.h"
 
 #define TRACEFS_EVENTS		"/sys/kernel/tracing/events/kmmscand/"
 #define TRACE_INSTANCE		"/sys/kernel/tracing/instances/kmmscand_trace_test"
@@ -73,7 +73,7 @@ TEST(tracepoint_formats)
 	for (i = 0; i < ARRAY_SIZE(trace_events); i++) {
 		snprintf(path, sizeof(path), TRACEFS_EVENTS "%s/format",
 			 trace_events[i].event);
-		ret = read_file(path, fmt, sizeof(fmt));
+		ret = kmm_read_file(path, fmt, sizeof(fmt));
 		EXPECT_LT(0, ret) TH_LOG("cannot read %s", path);
 		if (ret <= 0)
 			continue;
