@@ -62,6 +62,23 @@ kunit_suites() {
 	[ -s "$1" ]
 }
 
+# results_dir NAME: out=$BUILD/NAME, emptied, and host=$out/host.txt, empty,
+# for the "ok"/"not ok" lines of the steps that run on the host.
+results_dir() {
+	out=$BUILD/$1
+	rm -rf "$out"; mkdir -p "$out"
+	host=$out/host.txt
+	: > "$host"
+}
+
+# finish [results.py options]: judge $host (and the logs the options name)
+# with results.py, print the results, also to $out/results.txt, and exit
+# with its status.  A runner with another judge defines its own.
+finish() {
+	python3 "$HARNESS/results.py" --host "$host" "$@" | tee "$out/results.txt"
+	exit "${PIPESTATUS[0]}"
+}
+
 # job_test NAME COMMAND: the job lines (for harness/vm-job.sh) that run
 # COMMAND with its output between the markers results.py reads:
 # @@KMM-BEGIN NAME@@ ... @@KMM-END NAME STATUS@@.

@@ -18,14 +18,7 @@ DEBUG_SELFTESTS=${DEBUG_SELFTESTS:-stress}
 for v in STRESS_SECONDS FAULT_SECONDS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
 done
-out=$BUILD/test-debug
-rm -rf "$out"; mkdir -p "$out"
-host=$out/host.txt
-: > "$host"
-finish() {
-	python3 "$HARNESS/results.py" --host "$host" "$@" | tee "$out/results.txt"
-	exit "${PIPESTATUS[0]}"
-}
+results_dir test-debug
 
 start=$(date +%s)
 if ! "$HARNESS/build-kernel.sh" "$HARNESS/config/debug.config" 2>&1 | tee "$out/build.txt" >&2; then

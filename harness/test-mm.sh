@@ -40,10 +40,7 @@ export CPUS=${CPUS:-3}
 export NODE1_MB=${NODE1_MB:-2048}
 [[ $CPUS =~ ^[1-9][0-9]*$ ]] || { echo "test-mm: CPUS must be a positive integer" >&2; usage; }
 td=$HARNESS/test-mm
-out=$BUILD/test-mm
-rm -rf "$out"; mkdir -p "$out"
-host=$out/host.txt
-: > "$host"
+results_dir test-mm
 finish() {
 	python3 "$td/compare.py" --host "$host" --tests "$out/tests.list" \
 		--expected "$td/expected-diffs" --known "$td/known-limits" --set "$MM_SET" \

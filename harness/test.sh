@@ -4,14 +4,7 @@
 # KUnit suites (at boot) and every kselftest, and report per-test results
 # ending in "N passed, N failed[, N skipped]".
 source "$(dirname "$0")/lib.sh"
-out=$BUILD/test
-rm -rf "$out"; mkdir -p "$out"
-host=$out/host.txt
-: > "$host"
-finish() {
-	python3 "$HARNESS/results.py" --host "$host" "$@" | tee "$out/results.txt"
-	exit "${PIPESTATUS[0]}"
-}
+results_dir test
 
 start=$(date +%s)
 # The judge first: results.py and klog.py against hand-written logs.
