@@ -174,7 +174,7 @@ NBRATE=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 TMP=/tmp/bench.$$
 mkdir -p "$TMP"
 
-# wr, vmstat_snap/vmstat_delta, vm_stalls, shuffled (harness/guest/lib.sh,
+# wr, vmstat_snap/vmstat_delta, vm_stalls, shuffled, kmm_nice_arg (harness/guest/lib.sh,
 # shipped next to this script).  A failed write is a marker line in the
 # run's log, not fatal.
 . "$HERE/lib.sh"
@@ -254,12 +254,6 @@ kmm_defaults() {
 		hot_threshold=2 scan_size=65536 pmd_skip=1 tlb_flush=0 migrate_batch=512 \
 		promote_rate_limit_mbps=256 target_node=-1 sources=abit
 	kmm_renice 0
-}
-
-kmm_nice_arg() {	# kmm_nice_arg POLICY -> N of kmm-nice<N>, nothing if bad
-	v=${1#kmm-nice}
-	case "$v" in ''|-|*[!0-9-]*|?*-*) return ;; esac
-	[ "$v" -ge -20 ] && [ "$v" -le 19 ] && echo "$v"
 }
 
 kmm_renice() {	# kmm_renice N: both kmmscand threads at nice N

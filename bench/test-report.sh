@@ -311,6 +311,15 @@ got=$(wr_failed() { echo "failed:$3"; }
 rc=1" ]
 check guestlib:wr-check-reads-back $? "got '$(echo "$got" | tr '\n' '|')'"
 
+# kmm_nice_arg: the nice value of kmm-nice<N>, nothing for a name that
+# is not one (run-in-vm.sh then skips the policy as a bad name).
+got=$(for p in kmm-nice-10 kmm-nice5 kmm-nice-20 kmm-nice19 kmm-nice kmm-nice- \
+	kmm-nice-21 kmm-nice20 kmm-nice1-2 kmm-nice--3 kmm-nicex kmm-nice+1; do
+	echo "$p=$(kmm_nice_arg $p)"; done | tr '\n' ' ')
+[ "$got" = "kmm-nice-10=-10 kmm-nice5=5 kmm-nice-20=-20 kmm-nice19=19 kmm-nice= kmm-nice-= \
+kmm-nice-21= kmm-nice20= kmm-nice1-2= kmm-nice--3= kmm-nicex= kmm-nice+1= " ]
+check guestlib:kmm-nice-arg $? "got '$got'"
+
 # wakelat_summary (WAKELAT=1) on a hand-made trace: a wait from a wake-up
 # (2 ms) and one from a preemption in state R (10 ms) for kmmscand, none
 # from a switch-out in state S; thread ids given one per line, as a list

@@ -75,6 +75,14 @@ shuffled() {
 		sort -k1,1n | cut -d' ' -f2
 }
 
+# kmm_nice_arg POLICY: the N of a bench policy kmm-nice<N> (a nice value,
+# -20 to 19); nothing for any other name.
+kmm_nice_arg() {
+	v=${1#kmm-nice}
+	case "$v" in ''|-|*[!0-9-]*|?*-*) return ;; esac
+	[ "$v" -ge -20 ] && [ "$v" -le 19 ] && echo "$v"
+}
+
 # wakelat_summary TRACE PIDS LOST TMPFILE: from a sched_wakeup and
 # sched_switch trace of the threads PIDS (any whitespace between them),
 # per thread "@@WAKELAT comm waits=N wait_s=S p50_ms= p99_ms= max_ms=
