@@ -92,32 +92,42 @@ const char * const kmm_stat_names[NR_KMM_STATS] = {
 	"kmmscand_record_lost",
 };
 
-int kmm_stats_read(struct kmm_stats *s)
+/*
+ * The values of the /proc/vmstat lines named by @names[0..@nr - 1] into
+ * @v (left alone for a name without a line), and which exist into @found
+ * unless it is NULL. Returns how many exist, or -errno.
+ */
+static int vmstat_read_named(const char * const *names, int nr,
+			     unsigned long long *v, bool *found)
 {
 	char line[128], name[64];
-	unsigned long long v;
+	unsigned long long val;
 	int i, n = 0;
 	FILE *f;
 
-	memset(s, 0, sizeof(*s));
 	f = fopen("/proc/vmstat", "r");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "kmmscand_", 9))
+		if (sscanf(line, "%63s %llu", name, &val) != 2)
 			continue;
-		if (sscanf(line, "%63s %llu", name, &v) != 2)
-			continue;
-		for (i = 0; i < NR_KMM_STATS; i++) {
-			if (strcmp(name, kmm_stat_names[i]))
+		for (i = 0; i < nr; i++) {
+			if (strcmp(name, names[i]))
 				continue;
-			s->v[i] = v;
-			s->found[i] = true;
+			v[i] = val;
+			if (found)
+				found[i] = true;
 			n++;
 		}
 	}
 	fclose(f);
 	return n;
+}
+
+int kmm_stats_read(struct kmm_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	return vmstat_read_named(kmm_stat_names, NR_KMM_STATS, s->v, s->found);
 }
 
 unsigned long long kmm_stat(enum kmm_stat i)
@@ -145,23 +155,8 @@ const char * const x_stat_names[NR_X_STATS] = {
 
 void x_stats_read(struct x_stats *x)
 {
-	char line[128], name[64];
-	unsigned long long v;
-	FILE *f;
-	int i;
-
 	memset(x, 0, sizeof(*x));
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %llu", name, &v) != 2)
-			continue;
-		for (i = 0; i < NR_X_STATS; i++)
-			if (!strcmp(name, x_stat_names[i]))
-				x->v[i] = v;
-	}
-	fclose(f);
+	vmstat_read_named(x_stat_names, NR_X_STATS, x->v, NULL);
 }
 
 unsigned long long XD(const struct x_stats *a,
