@@ -15,13 +15,10 @@ st=$TREE/tools/testing/selftests
 hdr=$KOBJ/hdr/include
 [ -d "$hdr" ] || die "no uapi headers at $hdr; build the kernel first"
 shopt -s nullglob
-progs=() helpers=()
+mapfile -t progs < <(selftest_programs "$st/mm")
+helpers=()
 for src in "$st"/mm/kmmscand*.c; do
-	if grep -qE '^(TEST_HARNESS_MAIN|int main\()' "$src"; then
-		progs+=("$src")
-	else
-		helpers+=("$src")
-	fi
+	[[ " ${progs[*]} " == *" $src "* ]] || helpers+=("$src")
 done
 for src in "${progs[@]}"; do
 	name=$(basename "$src" .c)

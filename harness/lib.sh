@@ -62,6 +62,13 @@ kunit_suites() {
 	[ -s "$1" ]
 }
 
+# selftest_programs DIR: the kmmscand programs among DIR's kmmscand*.c
+# (those with a main: TEST_HARNESS_MAIN or main()), one path per line; the
+# other kmmscand*.c are the helpers linked into each.
+selftest_programs() {
+	grep -lE '^(TEST_HARNESS_MAIN|int main\()' "$1"/kmmscand*.c 2>/dev/null
+}
+
 # results_dir NAME: out=$BUILD/NAME, emptied, and host=$out/host.txt, empty,
 # for the "ok"/"not ok" lines of the steps that run on the host.
 results_dir() {

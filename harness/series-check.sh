@@ -239,9 +239,7 @@ fi
 make -s -C "$tree" O="$kobj" headers >/dev/null 2>&1 || true
 st=$out/kselftest-mm
 rm -rf "$st"; mkdir -p "$st"
-# (the programs: a kmmscand*.c with a main; the others are their helpers)
-sts=$(cd "$tree/tools/testing/selftests/mm" &&
-	grep -lE '^(TEST_HARNESS_MAIN|int main\()' kmmscand*.c 2>/dev/null | sed 's/\.c$//' | sed "s#^#$st/#")
+sts=$(selftest_programs "$tree/tools/testing/selftests/mm" | sed 's#.*/\(.*\)\.c$#'"$st"'/\1#')
 if [ -z "$sts" ]; then
 	res "not ok series:selftests-build: no kmmscand selftests in the series"
 elif make -C "$tree/tools/testing/selftests/mm" OUTPUT="$st" \
