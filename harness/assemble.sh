@@ -6,7 +6,9 @@ source "$(dirname "$0")/lib.sh"
 
 need_pkgs "${BUILD_PKGS[@]}"
 
+# The pristine and assembled trees take 1.7 GB each, a kernel build 0.3-0.5 GB.
 if [ ! -f "$PRISTINE/Makefile" ]; then
+	need_space "$BUILD" 4096 "unpacking $SRC_TARBALL"
 	log "unpacking $SRC_TARBALL"
 	rm -rf "$BUILD/pristine.tmp"
 	mkdir -p "$BUILD/pristine.tmp"
@@ -15,6 +17,7 @@ if [ ! -f "$PRISTINE/Makefile" ]; then
 	rmdir "$BUILD/pristine.tmp"
 fi
 if [ ! -f "$TREE/Makefile" ]; then
+	need_space "$BUILD" 2560 "copying the pristine tree"
 	log "copying pristine tree to $TREE"
 	rm -rf "$TREE.tmp"
 	cp -a "$PRISTINE" "$TREE.tmp"

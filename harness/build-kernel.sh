@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 "$HARNESS/config.sh" "$@"
 cc=gcc
 command -v ccache >/dev/null && cc="ccache gcc"
+need_space "$BUILD" 1024 "building the kernel"
 log "building kernel in $KOBJ ($JOBS jobs)"
 start=$(date +%s)
 if ! make -s -C "$TREE" O="$KOBJ" CC="$cc" -j"$JOBS" bzImage >"$KOBJ/build.log" 2>&1; then

@@ -36,6 +36,17 @@ need_pkgs() {
 	fi
 }
 
+# need_space DIR MB WHAT -- stop before WHAT when the file system of DIR
+# has less than MB megabytes free: a full disk otherwise shows up halfway
+# through, as a tar or compiler error about some file.
+need_space() {
+	local free
+	free=$(df -Pm "$1" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	case "$free" in ''|*[!0-9]*) die "need_space: cannot read the free space of $1" ;; esac
+	[ "$free" -ge "$2" ] ||
+		die "$3 needs about $2 MB free in $1, and its file system has $free MB; free some space and run again"
+}
+
 BUILD_PKGS=(linux-source-6.12 gcc make bc flex bison libelf-dev libssl-dev cpio
 	    ccache python3 perl xz-utils rsync)
 VM_PKGS=(qemu-system-x86 busybox-static gcc libc6-dev)

@@ -14,6 +14,16 @@ else
 	echo "not ok harness:results-unittest: $(grep -E '^(FAIL|ERROR):' "$out/unit-results.txt" |
 		head -3 | tr '\n' ' ')" >> "$host"
 fi
+# need_space: a step that would fill the disk stops before it starts,
+# naming the space it needs; one that fits goes on.
+msg=
+if (need_space "$out" 1 "a 1 MB step") 2>/dev/null &&
+   ! msg=$( (need_space "$out" $((1 << 40)) "a 1 EB step") 2>&1) &&
+   grep -q "a 1 EB step needs about $((1 << 40)) MB free in $out" <<<"$msg"; then
+	echo "ok harness:need-space" >> "$host"
+else
+	echo "not ok harness:need-space: got '$msg'" >> "$host"
+fi
 if ! "$HARNESS/build-kernel.sh" 2>&1 | tee "$out/build.txt" >&2; then
 	why=$(grep -m1 'error:' "$out/build.txt" | sed 's/^\[harness\] error: //')
 	echo "not ok build:kernel: ${why:-see $out/build.txt}" >> "$host"
