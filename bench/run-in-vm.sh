@@ -95,7 +95,7 @@ scale|scale-medium)
 	[ "$MODE" = scale-medium ] && { DUR=30; REPEAT=3; }
 	WORKLOADS="scale-1p-1g scale-10p-1g scale-100p-1g scale-1p-4g scale-1p-16g
 		scale-10p-16g scale-100p-16g scale-dense-4g"
-	POLICIES="none kmmscand numab2" ;;
+	POLICIES="none kmmscand numab2 damos-tuned" ;;
 medium)
 	DUR=30; SIZE_MB=256; SPARSE_MB=4096; SCAN_MB=4096; SCANCOST=0; REPEAT=3
 	WORKLOADS="hotcold zipf phase multi thp topfull redis-get redis-mix"
