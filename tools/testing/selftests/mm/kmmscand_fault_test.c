@@ -85,11 +85,11 @@ static bool hot_touch(struct hotset *h, double secs)
 
 	do {
 		for (i = 0; i < h->np; i++)
-			ok &= page_check("hot", h->p + i * page_size, 0x40000000, i,
+			ok &= page_check("hot", h->p + i * psize(), 0x40000000, i,
 					 h->gen);
 		h->gen++;
 		for (i = 0; i < h->np; i++)
-			page_fill(h->p + i * page_size, 0x40000000, i, h->gen);
+			page_fill(h->p + i * psize(), 0x40000000, i, h->gen);
 		usleep(50000);
 	} while (now_s() < end);
 	return ok;
@@ -106,10 +106,10 @@ static unsigned long pages_on_node(struct hotset *h, int nid)
 
 static void push_to_node(struct hotset *h, int nid)
 {
-	mbind_mask(h->p, h->np * page_size, MPOL_PREFERRED, 1UL << nid,
+	mbind_mask(h->p, h->np * psize(), MPOL_PREFERRED, 1UL << nid,
 		   MPOL_MF_MOVE);
 	/* Default policy again, or kmmscand leaves the pages where they are. */
-	mbind_mask(h->p, h->np * page_size, MPOL_DEFAULT, 0, 0);
+	mbind_mask(h->p, h->np * psize(), MPOL_DEFAULT, 0, 0);
 }
 
 static int fault_mode(int seconds)
@@ -152,18 +152,18 @@ static int fault_mode(int seconds)
 	tap(!fi_setup("fail_page_alloc") && !fi_setup("failslab"),
 	    "fault injection configured (task-filter, gfp-wait and highmem included)");
 
-	h.np = (64UL << 20) / page_size;
+	h.np = (64UL << 20) / psize();
 	h.gen = 1;
-	h.p = mmap(NULL, h.np * page_size, PROT_READ | PROT_WRITE,
+	h.p = mmap(NULL, h.np * psize(), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (h.p == MAP_FAILED) {
 		tap(false, "hot set mapped");
 		return KSFT_FAIL;
 	}
-	mbind_mask(h.p, h.np * page_size, MPOL_PREFERRED, 1UL << 1, 0);
+	mbind_mask(h.p, h.np * psize(), MPOL_PREFERRED, 1UL << 1, 0);
 	for (unsigned long i = 0; i < h.np; i++)
-		page_fill(h.p + i * page_size, 0x40000000, i, h.gen);
-	mbind_mask(h.p, h.np * page_size, MPOL_DEFAULT, 0, 0);
+		page_fill(h.p + i * psize(), 0x40000000, i, h.gen);
+	mbind_mask(h.p, h.np * psize(), MPOL_DEFAULT, 0, 0);
 	printf("# hot set: %lu pages, %lu on node 1\n", h.np, pages_on_node(&h, 1));
 
 	/* Phase 1: every allocation of the migrator fails. */
@@ -245,12 +245,12 @@ static int fault_mode(int seconds)
 	    vm_delta(&v2, &v3, S_PROMOTE_SUCCESS), on0, h.np);
 	data_ok &= hot_touch(&h, 0);
 	tap(data_ok, "hot set intact (%ld pages verified, %ld mismatches)",
-	    st->pages_verified, st->mismatches);
+	    stress->pages_verified, stress->mismatches);
 	tap(usable, "system usable (fork+exec, 32 MB allocation)");
 	tap(isolated_drained(), "no folio left isolated (nr_isolated_* back to 0)");
-	munmap(h.p, h.np * page_size);
+	munmap(h.p, h.np * psize());
 	tap(stress_knobs_restore(), "knobs restored");
-	return tap_failed ? KSFT_FAIL : KSFT_PASS;
+	return tap_status();
 }
 
 int main(int argc, char **argv)

@@ -14,7 +14,7 @@
  *    madvise(DONTNEED, COLD, PAGEOUT, HUGEPAGE, NOHUGEPAGE, COLLAPSE),
  *    mbind(MPOL_MF_MOVE), move_pages() and fork()+COW checks; one thread
  *    per worker toggles PR_SET_KMMSCAND on its own process
- *    (kmmscand_stress_worker.h, kmmscand_stress_region.h);
+ *    (kmmscand_stress_worker.c, kmmscand_stress_region.c);
  *  - a forker process spawning short-lived children that allocate, write,
  *    verify and exit;
  *  - a migrator process calling migrate_pages() on the workers;
@@ -38,34 +38,35 @@ static void knob_poke(uint64_t *rs)
 	static const long sizes[] = { 512, 4096, 65536, 4194304, 4194304 };
 	static const long batches[] = { 1, 32, 512, 4096, 4096 };
 	static const long rates[] = { 0, 1, 64, 1048576, 1048576, 1048576 };
+	const long long *cur = stress_knob_cur;
 	int k = rnd(rs, NR_KNOBS);
 	long v = 0;
 	int ret;
 
 	/* Undo the two "off" settings at the next poke. */
-	if (knob_cur[KNOB_ENABLED] == 0)
+	if (cur[KNOB_ENABLED] == 0)
 		k = KNOB_ENABLED;
-	else if (knob_cur[KNOB_PROMOTE_RATE_LIMIT_MBPS] == 0)
+	else if (cur[KNOB_PROMOTE_RATE_LIMIT_MBPS] == 0)
 		k = KNOB_PROMOTE_RATE_LIMIT_MBPS;
 	switch (k) {
 	case KNOB_ENABLED:
-		v = knob_cur[k] == 0 ? 1 : !!rnd(rs, 8);
+		v = cur[k] == 0 ? 1 : !!rnd(rs, 8);
 		break;
 	case KNOB_SCAN_PERIOD_MIN_MS:
 		v = 100 + (rnd(rs, 4) ? 0 :
-			   (long)rnd(rs, knob_cur[KNOB_SCAN_PERIOD_MAX_MS] - 100 + 1));
+			   (long)rnd(rs, cur[KNOB_SCAN_PERIOD_MAX_MS] - 100 + 1));
 		break;
 	case KNOB_SCAN_PERIOD_MAX_MS:
-		v = knob_cur[KNOB_SCAN_PERIOD_MIN_MS] + (rnd(rs, 3) ? 0 : (long)rnd(rs, 2000));
+		v = cur[KNOB_SCAN_PERIOD_MIN_MS] + (rnd(rs, 3) ? 0 : (long)rnd(rs, 2000));
 		break;
 	case KNOB_SCAN_SIZE:
 		v = sizes[rnd(rs, 5)];
 		break;
 	case KNOB_HOT_HISTORY:
-		v = knob_cur[KNOB_HOT_THRESHOLD] + rnd(rs, 8 - knob_cur[KNOB_HOT_THRESHOLD] + 1);
+		v = cur[KNOB_HOT_THRESHOLD] + rnd(rs, 8 - cur[KNOB_HOT_THRESHOLD] + 1);
 		break;
 	case KNOB_HOT_THRESHOLD:
-		v = 1 + rnd(rs, knob_cur[KNOB_HOT_HISTORY]);
+		v = 1 + rnd(rs, cur[KNOB_HOT_HISTORY]);
 		break;
 	case KNOB_PMD_SKIP:
 		v = rnd(rs, 2);
@@ -77,16 +78,16 @@ static void knob_poke(uint64_t *rs)
 		v = batches[rnd(rs, 5)];
 		break;
 	case KNOB_PROMOTE_RATE_LIMIT_MBPS:
-		v = knob_cur[k] == 0 ? 1048576 : rates[rnd(rs, 6)];
+		v = cur[k] == 0 ? 1048576 : rates[rnd(rs, 6)];
 		break;
 	case KNOB_TARGET_NODE:
 		v = rnd(rs, 2) ? -1 : 0;
 		break;
 	}
 	ret = stress_knob_set(k, v);
-	stat_add(&st->knob_writes, 1);
+	stat_add(&stress->knob_writes, 1);
 	if (ret) {
-		stat_add(&st->knob_errors, 1);
+		stat_add(&stress->knob_errors, 1);
 		msg("knob %s=%ld rejected: %s\n", kmm_knobs[k].name, v,
 		    strerror(-ret));
 	}
@@ -119,7 +120,7 @@ static int forker_main(void)
 		if (pid == 0) {
 			unsigned long np = 16 + rnd(&rs, 256), i;
 			uint32_t id = 0xf0000000U | (getpid() & 0xffffff);
-			char *p = mmap(NULL, np * page_size, PROT_READ | PROT_WRITE,
+			char *p = mmap(NULL, np * psize(), PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			bool ok = true;
 			int round;
@@ -127,24 +128,24 @@ static int forker_main(void)
 			rs ^= getpid();
 			if (p == MAP_FAILED)
 				_exit(3);
-			mbind_mask(p, np * page_size, MPOL_PREFERRED,
+			mbind_mask(p, np * psize(), MPOL_PREFERRED,
 				   1UL << rnd(&rs, 2), 0);
 			if (!rnd(&rs, 4))
 				prctl(PR_SET_KMMSCAND, 0, 0, 0, 0);
 			for (round = 1; round <= 3 && ok; round++) {
 				for (i = 0; i < np; i++)
-					page_fill(p + i * page_size, id, i, round);
+					page_fill(p + i * psize(), id, i, round);
 				if (!rnd(&rs, 3))
 					usleep(rnd(&rs, 200000));
 				if (!rnd(&rs, 4))
 					prctl(PR_SET_KMMSCAND, rnd(&rs, 2), 0, 0, 0);
 				for (i = 0; i < np; i++)
-					ok &= page_check("forked", p + i * page_size,
+					ok &= page_check("forked", p + i * psize(),
 							 id, i, round);
 			}
 			_exit(ok ? 0 : 1);
 		}
-		stat_add(&st->forks, 1);
+		stat_add(&stress->forks, 1);
 		running++;
 	}
 	while (running > 0 && wait(&status) > 0) {
@@ -154,7 +155,7 @@ static int forker_main(void)
 			msg("forked child failed: status %#x\n", status);
 		}
 	}
-	stat_add(&st->fork_children_bad, bad);
+	stat_add(&stress->fork_children_bad, bad);
 	return bad ? 1 : 0;
 }
 
@@ -173,8 +174,8 @@ static int migrator_main(const pid_t *pids, int n)
 		int from = rnd(&rs, 2);
 
 		if (sys_migrate_pages(pid, 1UL << from, 1UL << !from) >= 0)
-			stat_add(&st->migrate_pages_pids, 1);
-		stat_add(&st->migrate_pages_calls, 1);
+			stat_add(&stress->migrate_pages_pids, 1);
+		stat_add(&stress->migrate_pages_calls, 1);
 		usleep(20000 + rnd(&rs, 80000));
 	}
 	return 0;
@@ -184,7 +185,7 @@ static int migrator_main(const pid_t *pids, int n)
 static int balloon_main(double fraction)
 {
 	long free_kb = node_meminfo_kb(0, "MemFree:");
-	unsigned long np, i, chunk = THP_SIZE / page_size;
+	unsigned long np, i, chunk = THP_SIZE / psize();
 	uint64_t rs = getpid();
 	uint32_t *gen, id = 0xbbbb0000U;
 	long bad = 0;
@@ -192,44 +193,44 @@ static int balloon_main(double fraction)
 
 	if (free_kb <= 0)
 		return 0;
-	np = (unsigned long)(free_kb * fraction) * 1024 / page_size;
+	np = (unsigned long)(free_kb * fraction) * 1024 / psize();
 	np &= ~(chunk - 1);
 	if (np < chunk)
 		return 0;
 	gen = calloc(np, sizeof(*gen));
-	p = mmap(NULL, np * page_size, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, np * psize(), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!gen || p == MAP_FAILED)
 		return 2;
-	mbind_mask(p, np * page_size, MPOL_PREFERRED, 1UL << 0, 0);
+	mbind_mask(p, np * psize(), MPOL_PREFERRED, 1UL << 0, 0);
 	/* Fill at full speed (nice 0), then keep it warm at nice 19. */
 	if (setpriority(PRIO_PROCESS, 0, 0))
 		msg("balloon: setpriority: %s\n", strerror(errno));
 	for (i = 0; i < np && !STOPPED(); i++) {
 		gen[i] = 1;
-		page_fill(p + i * page_size, id, i, 1);
+		page_fill(p + i * psize(), id, i, 1);
 	}
 	if (setpriority(PRIO_PROCESS, 0, 19))
 		msg("balloon: setpriority: %s\n", strerror(errno));
-	stat_add(&st->balloon_pages, i);
+	stat_add(&stress->balloon_pages, i);
 	while (!STOPPED()) {
 		unsigned long c0 = rnd(&rs, np / chunk) * chunk;
 
 		for (i = c0; i < c0 + chunk; i++) {
 			if (!gen[i])
 				continue;
-			if (!page_check("balloon", p + i * page_size, id, i, gen[i]))
+			if (!page_check("balloon", p + i * psize(), id, i, gen[i]))
 				bad++;
 			gen[i] = gen[i] % 1000 + 1;
-			page_fill(p + i * page_size, id, i, gen[i]);
+			page_fill(p + i * psize(), id, i, gen[i]);
 		}
-		stat_add(&st->balloon_rounds, 1);
+		stat_add(&stress->balloon_rounds, 1);
 		usleep(5000);
 	}
 	for (i = 0; i < np; i++)
-		if (gen[i] && !page_check("balloon", p + i * page_size, id, i, gen[i]))
+		if (gen[i] && !page_check("balloon", p + i * psize(), id, i, gen[i]))
 			bad++;
-	munmap(p, np * page_size);
+	munmap(p, np * psize());
 	return bad ? 1 : 0;
 }
 
@@ -262,7 +263,7 @@ static int spawn_worker(void *a)
 {
 	struct spawn_arg *s = a;
 
-	return worker_main(s->wid, s->threads);
+	return stress_worker_main(s->wid, s->threads);
 }
 
 static int spawn_forker(void *a)
@@ -288,26 +289,26 @@ static int spawn_balloon(void *a)
 static void print_ops(void)
 {
 	printf("# ops: forks %ld (failed %ld), cow_forks %ld (failed %ld)\n",
-	       st->forks, st->fork_children_bad, st->cow_forks, st->cow_bad);
+	       stress->forks, stress->fork_children_bad, stress->cow_forks, stress->cow_bad);
 	printf("# ops: mmaps %ld, munmaps %ld, partial_munmaps %ld, hole_refills %ld\n",
-	       st->mmaps, st->munmaps, st->partial_munmaps, st->hole_refills);
+	       stress->mmaps, stress->munmaps, stress->partial_munmaps, stress->hole_refills);
 	printf("# ops: mremaps %ld (failed %ld), mprotects %ld, mbind_move %ld\n",
-	       st->mremaps, st->mremap_fail, st->mprotects, st->mbind_move);
+	       stress->mremaps, stress->mremap_fail, stress->mprotects, stress->mbind_move);
 	printf("# ops: madvise dontneed %ld, cold %ld, pageout %ld, (no)hugepage %ld\n",
-	       st->madv_dontneed, st->madv_cold, st->madv_pageout,
-	       st->madv_hugepage + st->madv_nohugepage);
+	       stress->madv_dontneed, stress->madv_cold, stress->madv_pageout,
+	       stress->madv_hugepage + stress->madv_nohugepage);
 	printf("# ops: madvise collapse ok %ld, failed %ld\n",
-	       st->madv_collapse_ok, st->madv_collapse_fail);
+	       stress->madv_collapse_ok, stress->madv_collapse_fail);
 	printf("# ops: move_pages %ld (pages moved %ld), migrate_pages %ld (ok %ld)\n",
-	       st->move_pages_calls, st->move_pages_moved,
-	       st->migrate_pages_calls, st->migrate_pages_pids);
+	       stress->move_pages_calls, stress->move_pages_moved,
+	       stress->migrate_pages_calls, stress->migrate_pages_pids);
 	printf("# ops: prctl toggles %ld (errors %ld), knob writes %ld (rejected %ld)\n",
-	       st->prctl_toggles, st->prctl_errors, st->knob_writes,
-	       st->knob_errors);
+	       stress->prctl_toggles, stress->prctl_errors, stress->knob_writes,
+	       stress->knob_errors);
 	printf("# ops: pages written %ld, verified %ld, mismatches %ld\n",
-	       st->pages_written, st->pages_verified, st->mismatches);
+	       stress->pages_written, stress->pages_verified, stress->mismatches);
 	printf("# ops: balloon pages %ld (rounds %ld)\n",
-	       st->balloon_pages, st->balloon_rounds);
+	       stress->balloon_pages, stress->balloon_rounds);
 	fflush(stdout);
 }
 
@@ -346,8 +347,7 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 		printf("# KMMSCAND_STRESS_OFF: kmmscand disabled for the run\n");
 		stress_knob_set(KNOB_ENABLED, 0);
 	}
-	if (demotion_saved[0])
-		write_str(DEMOTION_SYSFS, "1");
+	stress_demotion_enable();
 	vmstat_read(&v0);
 
 	/* Past the free memory of node 0: kswapd must demote to make room. */
@@ -372,7 +372,7 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	/* Give back the most aggressive settings for the final checks. */
 	if (!off)
 		knobs_aggressive();
-	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&stress->stop, 1, __ATOMIC_RELAXED);
 
 	alive = nworkers + 3;
 	while (alive > 0 && (pid = wait(&status)) > 0) {
@@ -396,15 +396,15 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 	vmstat_print_delta(&v0, &v1);
 
 	tap(!crashed, "no process crashed (%d killed by a signal)", crashed);
-	tap(!st->mismatches && !failed_procs,
-	    "data intact: %ld pages verified, %ld mismatches", st->pages_verified,
-	    st->mismatches);
-	tap(!st->cow_bad && !st->fork_children_bad,
-	    "fork children intact: %ld forks, %ld COW forks", st->forks,
-	    st->cow_forks);
-	tap(!st->prctl_errors, "PR_SET/GET_KMMSCAND consistent over %ld toggles",
-	    st->prctl_toggles);
-	tap(!st->knob_errors, "%ld valid knob writes accepted", st->knob_writes);
+	tap(!stress->mismatches && !failed_procs,
+	    "data intact: %ld pages verified, %ld mismatches", stress->pages_verified,
+	    stress->mismatches);
+	tap(!stress->cow_bad && !stress->fork_children_bad,
+	    "fork children intact: %ld forks, %ld COW forks", stress->forks,
+	    stress->cow_forks);
+	tap(!stress->prctl_errors, "PR_SET/GET_KMMSCAND consistent over %ld toggles",
+	    stress->prctl_toggles);
+	tap(!stress->knob_errors, "%ld valid knob writes accepted", stress->knob_writes);
 	tap(isolated_drained(), "no folio left isolated (nr_isolated_* back to 0)");
 	if (off) {
 		tap_skip("kmmscand scanned under load", "KMMSCAND_STRESS_OFF");
@@ -424,7 +424,7 @@ static int run_stress(int seconds, int nworkers, int nthreads)
 		    vm_delta(&v0, &v1, S_PROMOTE_SUCCESS));
 	}
 	tap(stress_knobs_restore(), "knobs restored");
-	return tap_failed ? KSFT_FAIL : KSFT_PASS;
+	return tap_status();
 }
 
 int main(int argc, char **argv)
