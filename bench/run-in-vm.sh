@@ -184,6 +184,13 @@ wr_failed() {
 
 # ---------------------------------------------------------------- environment
 have_kmm=0; [ -f "$KMM/enabled" ] && have_kmm=1
+# kmmscand's tunables as the kernel booted with them, the state every run
+# starts from (kmm_defaults); enabled is set per policy
+KMM_BOOT=/tmp/kmm-boot
+if [ $have_kmm = 1 ]; then
+	kmm_save "$KMM" "$KMM_BOOT" || echo "@@WARN cannot save the tunables of boot"
+	rm -f "$KMM_BOOT/enabled"
+fi
 have_nb=0; [ -w "$NB" ] && have_nb=1
 have_damon=0; [ -f "$DAMON/nr_kdamonds" ] && have_damon=1
 
@@ -249,10 +256,8 @@ kmm_set() {	# kmm_set key=value...
 
 kmm_defaults() {
 	[ $have_kmm = 1 ] || return 0
-	# scan_period_max before min so that the range check passes either way
-	kmm_set enabled=0 scan_period_max_ms=5000 scan_period_min_ms=500 hot_history=2 \
-		hot_threshold=2 scan_size=65536 pmd_skip=1 tlb_flush=0 migrate_batch=512 \
-		promote_rate_limit_mbps=256 target_node=-1 sources=abit
+	kmm_set enabled=0
+	kmm_restore "$KMM" "$KMM_BOOT"
 	kmm_renice 0
 }
 

@@ -311,6 +311,29 @@ got=$(wr_failed() { echo "failed:$3"; }
 rc=1" ]
 check guestlib:wr-check-reads-back $? "got '$(echo "$got" | tr '\n' '|')'"
 
+# kmm_save / kmm_restore: the writable files of a fake kmmscand
+# directory come back to their saved values, the read-only one (mode 444,
+# which root could still write) is neither saved nor touched, and a value
+# that cannot be written back is reported.
+mkdir -p "$tmp/kmm"
+echo 500 > "$tmp/kmm/scan_period_min_ms"; echo "abit" > "$tmp/kmm/sources"
+echo 4096 > "$tmp/kmm/history_bytes"; chmod 444 "$tmp/kmm/history_bytes"
+kmm_save "$tmp/kmm" "$tmp/kmm-boot"
+echo 100 > "$tmp/kmm/scan_period_min_ms"; echo "abit fault" > "$tmp/kmm/sources"
+chmod 644 "$tmp/kmm/history_bytes"; echo 0 > "$tmp/kmm/history_bytes"
+kmm_restore "$tmp/kmm" "$tmp/kmm-boot"; rc=$?
+got="rc=$rc saved=$(ls "$tmp/kmm-boot" | tr '\n' ' ')$(cat "$tmp/kmm/scan_period_min_ms" \
+	"$tmp/kmm/sources" "$tmp/kmm/history_bytes" | tr '\n' ' ')"
+[ "$got" = "rc=0 saved=scan_period_min_ms sources 500 abit 0 " ]
+check guestlib:kmm-save-restore $? "got '$got'"
+# shellcheck disable=SC2317 # called by wr
+got=$(wr_failed() { echo "failed:${1##*/}:$2"; }
+	mkdir "$tmp/kmm-boot/d"; echo 7 > "$tmp/kmm-boot/d/x"
+	echo 8 > "$tmp/kmm-boot/gone"
+	kmm_restore "$tmp/kmm/no-such-dir" "$tmp/kmm-boot"; echo "rc=$?")
+[ "$(echo "$got" | tail -1)" = "rc=1" ] && echo "$got" | grep -q '^failed:gone:8$'
+check guestlib:kmm-restore-reports $? "got '$(echo "$got" | tr '\n' '|')'"
+
 # kmm_nice_arg: the nice value of kmm-nice<N>, nothing for a name that
 # is not one (run-in-vm.sh then skips the policy as a bad name).
 got=$(for p in kmm-nice-10 kmm-nice5 kmm-nice-20 kmm-nice19 kmm-nice kmm-nice- \

@@ -14,6 +14,39 @@ wr() {
 	fi
 }
 
+# kmm_save KMM DIR: copy the value of every writable file of KMM (the
+# kmmscand sysfs directory) into DIR, for kmm_restore.  Read-only files
+# (history_bytes, queued) are left out by their mode, which root's
+# writes would ignore.
+kmm_save() {
+	mkdir -p "$2" || return 1
+	for _f in "$1"/*; do
+		[ -f "$_f" ] || continue
+		case $(ls -l "$_f") in
+		-?w*) cat "$_f" > "$2/${_f##*/}" || return 1 ;;
+		esac
+	done
+}
+
+# kmm_restore KMM DIR: write back every value kmm_save put in DIR.  Two
+# passes: a file whose range is bounded by another (scan_period_min_ms
+# <= scan_period_max_ms, hot_threshold <= hot_history) refuses its value
+# until the other one is written, so the first pass ignores refusals and
+# the second writes what still differs with wr, which reports a failure.
+kmm_restore() {
+	for _f in "$2"/*; do
+		[ -f "$_f" ] || continue
+		{ cat "$_f" > "$1/${_f##*/}"; } 2>/dev/null
+	done
+	_rc=0
+	for _f in "$2"/*; do
+		[ -f "$_f" ] || continue
+		[ "$(cat "$1/${_f##*/}" 2>/dev/null)" = "$(cat "$_f")" ] ||
+			wr "$1/${_f##*/}" "$(cat "$_f")" || _rc=1
+	done
+	return $_rc
+}
+
 # wr_check FILE VALUE: wr, then FILE must read back VALUE.
 wr_check() {
 	wr "$1" "$2" || return 1
