@@ -26,9 +26,9 @@
 #   SCALE_HOT_MB=<hot set of the scale-* workloads>
 #   WAKELAT=1  (how long kmmscand's threads waited for a CPU while
 #   runnable, from the sched_wakeup/sched_switch tracepoints: @@WAKELAT lines)
-#   WASH=1  (write the fast node's free memory once after each reset,
-#   so that no policy's page copy meets code the emulator translated from
-#   a freed page; needs numactl, HOSTFS=1)
+#   WASH=1  (write the fast node's free memory once after each reset;
+#   an experiment on the migration thread's CPU outliers, which it did
+#   not remove: bench/README.md; needs numactl, HOSTFS=1)
 #   PERF=1  (perf record -a during every run: @@PERF lines, the top 40
 #   (comm, symbol) pairs by CPU samples; needs perf in the VM, HOSTFS=1)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
@@ -528,12 +528,12 @@ settle() {
 }
 
 # WASH=1: write every free page of the fast node once, from dd's read of
-# /dev/zero into a buffer bound there, and free it again.  The emulator
-# keeps the code it translated from a page until the page is written; a
-# page freed by drop_caches that held program text makes each write of
-# the next copy into it take QEMU's self-modifying-code path until all
-# that code is gone.  Washing pays that here, outside every measured
-# thread, whichever policy runs next.
+# /dev/zero into a buffer bound there, and free it again.  It tests one
+# explanation of the migration thread's outliers: QEMU keeps the code it
+# translated from a page until the page is written, so the first copy
+# into a page that drop_caches freed from program text would pay for
+# invalidating that code.  Measured, the outliers stayed (bench/README.md);
+# it does keep `none`'s system time steadier.
 wash_fast_node() {
 	_mb=$(awk '/MemFree/ {print int($4/1024)}' \
 		/sys/devices/system/node/node$FAST_NODE/meminfo)
