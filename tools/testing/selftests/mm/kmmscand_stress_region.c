@@ -145,7 +145,6 @@ static uint32_t gen_next(struct region *r)
 	return g;
 }
 
-/* A random hole-free page range [*a, *b); false if none found. */
 bool stress_pick_range(struct worker_ctx *c, struct region *r,
 		       unsigned long maxlen, unsigned long *a, unsigned long *b)
 {

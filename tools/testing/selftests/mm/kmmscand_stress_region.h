@@ -43,7 +43,7 @@ bool stress_region_create(struct worker_ctx *c, struct region *r);
 bool stress_region_verify(struct worker_ctx *c, struct region *r, unsigned long a,
 			  unsigned long b);
 void stress_region_destroy(struct worker_ctx *c, struct region *r);
-/* A random hole-free page range [*a, *b) of at most @maxlen pages. */
+/* A random hole-free page range [*a, *b) of at most @maxlen pages; false if none. */
 bool stress_pick_range(struct worker_ctx *c, struct region *r, unsigned long maxlen,
 		       unsigned long *a, unsigned long *b);
 bool stress_region_has_holes(struct region *r);
