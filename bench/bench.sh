@@ -3,6 +3,10 @@
 #   BENCH=quick|quick-bignode|medium|full (default full) -- preset, see bench/README.md
 #   BIG0=1                           -- node 0 of 3072 MB (NODE0_MB default) for any
 #                                       preset: NUMA balancing's first-access rule holds
+#   INIT_ON_FREE=1|0 (default 1)     -- boot the guest with init_on_free=1: a freed page is
+#                                       zeroed then, so under TCG no measured thread pays
+#                                       for the emulator's translated code at its first
+#                                       write into a recycled page (bench/README.md)
 #   BENCH_ARGS="KEY=VALUE ..."       -- passed to bench/run-in-vm.sh (DUR=, WORKLOADS=,
 #                                       REPEAT=, ...)
 #   NODE0_MB / NODE1_MB / VM_TIMEOUT -- VM sizing (defaults per preset)
@@ -41,6 +45,15 @@ scale-medium) : "${NODE0_MB:=1024}" "${NODE1_MB:=5120}" "${VM_TIMEOUT:=$((900 + 
 *) echo "bench: BENCH must be quick, quick-bignode, medium, full, scale or scale-medium" >&2; exit 2 ;;
 esac
 export NODE0_MB NODE1_MB VM_TIMEOUT
+# A free page that last held program text costs ~2.7 ms at its first
+# write under TCG (smoke/README.md, tcg_firstwrite); the reset's
+# drop_caches frees such pages by the megabyte and the migrating thread
+# was the one to write them.  Zeroing at free puts that on the freeing.
+case "${INIT_ON_FREE:-1}" in
+1) export APPEND="init_on_free=1${APPEND:+ $APPEND}" ;;
+0) ;;
+*) echo "bench: INIT_ON_FREE must be 0 or 1" >&2; exit 2 ;;
+esac
 # The hot-pluggable dimm of the test VM would change node 1: bench without it.
 export DIMM1_MB=${DIMM1_MB:-0}
 ts=$(date -u +%Y%m%dT%H%M%SZ)

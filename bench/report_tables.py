@@ -60,6 +60,13 @@ def regime(env, rows):
               "can hold, numab2 then promotes a slow page on its first hint fault, "
               "without its hot threshold, while that much stays free (topfull's balloon "
               "leaves 32 MB: never there).")
+    iof = env.get("init_on_free")
+    if iof == "1":
+        s += ("  init_on_free=1: pages are zeroed when freed, so no measured thread pays "
+              "the emulator's first write into a page that held program text.")
+    elif iof == "0":
+        s += ("  init_on_free=0: a measured thread's first write into a page that held "
+              "program text costs ~2.7 ms under TCG (smoke/README.md): CPU outliers.")
     return s
 
 

@@ -230,6 +230,8 @@ echo "@@ENV file_path=$FILE_PATH file_rw_path=$FILE_RW_PATH"
 command -v redis-server >/dev/null 2>&1 &&
 	echo "@@ENV redis_version=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
 echo "@@ENV kernel=$(uname -r) ncpu=$(grep -c ^processor /proc/cpuinfo)"
+_iof=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^init_on_free=//p' | tail -n 1)
+echo "@@ENV init_on_free=${_iof:-0}"
 echo "@@ENV kmmscand_present=$have_kmm numa_balancing_present=$have_nb damon_sysfs_present=$have_damon"
 echo "@@ENV node1_paddr=${N1_START:-?}-${N1_END:-?}"
 echo "@@ENV slow_node=$SLOW_NODE fast_node=$FAST_NODE"
