@@ -5,8 +5,8 @@
 # left out of report.py's medians and of every summary (REPEAT=3 and
 # REPEAT=1); t50/t90 ties within one sampling period; the seeded policy
 # order; every results.md table from one synthetic log; the pure helpers
-# of the guest library (harness/guest/lib.sh).  Prints "ok NAME" or
-# "not ok NAME: why" per check.
+# of the guest library (harness/guest/lib.sh); bench.sh's 0/1 switches.
+# Prints "ok NAME" or "not ok NAME: why" per check.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -360,3 +360,14 @@ got=$(wakelat_summary "$tmp/trace" "35
 34" 0 "$tmp/waits")
 [ "$got" = "@@WAKELAT kmmscand waits=2 wait_s=0.012 p50_ms=2.00 p99_ms=2.00 max_ms=10.00 lost=0" ]
 check guestlib:wakelat-summary $? "got '$got'"
+
+# bench.sh's switches: a bad value stops it with its usage line and exit
+# status 2 before anything is built or booted.  BENCH_RAW names a log that
+# does not exist, so a check that let the value through fails on the copy
+# (status 1) instead of starting a VM.
+for sw in INIT_ON_FREE BIG0; do
+	got=$(env "$sw=2" BENCH=quick BENCH_RAW="$tmp/none.log" bash "$here/bench.sh" 2>&1)
+	rc=$?
+	[ $rc = 2 ] && printf '%s\n' "$got" | grep -q "bench: $sw must be 0 or 1"
+	check "bench:switch-$sw" $? "status $rc, output '$(printf '%s' "$got" | head -c 200)'"
+done
