@@ -26,9 +26,6 @@
 #   SCALE_HOT_MB=<hot set of the scale-* workloads>
 #   WAKELAT=1  (how long kmmscand's threads waited for a CPU while
 #   runnable, from the sched_wakeup/sched_switch tracepoints: @@WAKELAT lines)
-#   WASH=1  (write the fast node's free memory once after each reset;
-#   an experiment on the migration thread's CPU outliers, which it did
-#   not remove: bench/README.md; needs numactl, HOSTFS=1)
 #   PERF=1  (perf record -a during every run: @@PERF lines, the top 40
 #   (comm, symbol) pairs by CPU samples; needs perf in the VM, HOSTFS=1)
 #   HARD_HOT_MB=<topfull-hard hot set>  DAMOS_MIN_NR=<n>  DAMOS_MIN_AGE=<n>
@@ -113,7 +110,6 @@ SEED=42
 SAMPLE_MS=100
 PERF=0
 WAKELAT=0
-WASH=0
 SHUFFLE=1
 ORDER_SEED=
 # topfull-hard: hot set in MB; the balloon leaves 32 MB of node 0 free
@@ -146,10 +142,10 @@ case "$SAMPLE_MS" in
 ''|*[!0-9]*) echo "run-in-vm.sh: SAMPLE_MS must be a number of ms (got '$SAMPLE_MS')" >&2; exit 2 ;;
 esac
 [ "$SAMPLE_MS" -ge 10 ] || { echo "run-in-vm.sh: SAMPLE_MS must be at least 10" >&2; exit 2; }
-for v in "$PERF" "$WAKELAT" "$WASH"; do
+for v in "$PERF" "$WAKELAT"; do
 	case "$v" in
 	0|1) ;;
-	*) echo "run-in-vm.sh: PERF, WAKELAT and WASH must be 0 or 1 (got '$PERF', '$WAKELAT', '$WASH')" >&2; exit 2 ;;
+	*) echo "run-in-vm.sh: PERF and WAKELAT must be 0 or 1 (got '$PERF', '$WAKELAT')" >&2; exit 2 ;;
 	esac
 done
 for v in "$SLOW_NODE" "$FAST_NODE"; do
@@ -525,28 +521,7 @@ settle() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
 	[ -w /proc/sys/vm/compact_memory ] && echo 1 > /proc/sys/vm/compact_memory 2>/dev/null
-	[ "$WASH" = 1 ] && wash_fast_node
 	sleep 1
-}
-
-# WASH=1: write every free page of the fast node once, from dd's read of
-# /dev/zero into a buffer bound there, and free it again.  It tests one
-# explanation of the migration thread's outliers: QEMU keeps the code it
-# translated from a page until the page is written, so the first copy
-# into a page that drop_caches freed from program text would pay for
-# invalidating that code.  Measured, the outliers stayed (bench/README.md);
-# it does keep `none`'s system time steadier.
-wash_fast_node() {
-	_mb=$(awk '/MemFree/ {print int($4/1024)}' \
-		/sys/devices/system/node/node$FAST_NODE/meminfo)
-	_mb=$((_mb - 96))
-	[ "$_mb" -gt 0 ] || return 0
-	if ! command -v numactl >/dev/null 2>&1; then
-		echo "@@WARN WASH=1 needs numactl (HOSTFS=1)"
-		return 0
-	fi
-	numactl --membind="$FAST_NODE" dd if=/dev/zero of=/dev/null \
-		bs="${_mb}M" count=1 2>/dev/null || echo "@@WARN wash of node $FAST_NODE failed"
 }
 
 workload_args() {	# workload_args NAME -> args for the workload binary
