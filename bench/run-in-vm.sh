@@ -142,12 +142,10 @@ case "$SAMPLE_MS" in
 ''|*[!0-9]*) echo "run-in-vm.sh: SAMPLE_MS must be a number of ms (got '$SAMPLE_MS')" >&2; exit 2 ;;
 esac
 [ "$SAMPLE_MS" -ge 10 ] || { echo "run-in-vm.sh: SAMPLE_MS must be at least 10" >&2; exit 2; }
-for v in "$PERF" "$WAKELAT"; do
-	case "$v" in
-	0|1) ;;
-	*) echo "run-in-vm.sh: PERF and WAKELAT must be 0 or 1 (got '$PERF', '$WAKELAT')" >&2; exit 2 ;;
-	esac
-done
+case "$PERF$WAKELAT" in
+00|01|10|11) ;;
+*) echo "run-in-vm.sh: PERF and WAKELAT must be 0 or 1 (got '$PERF', '$WAKELAT')" >&2; exit 2 ;;
+esac
 for v in "$SLOW_NODE" "$FAST_NODE"; do
 	case "$v" in
 	''|*[!0-9]*) echo "run-in-vm.sh: SLOW_NODE and FAST_NODE must be node numbers (got '$SLOW_NODE', '$FAST_NODE')" >&2; exit 2 ;;

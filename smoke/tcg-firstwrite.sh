@@ -6,7 +6,7 @@
 #   make vm-run PROG=smoke/tcg-firstwrite.sh FILES=build/tcg_firstwrite HOSTFS=1 [APPEND=init_on_free=1]
 d=$(dirname "$0")
 mb=${1:-640}
-echo "== after boot ($(cat /proc/cmdline | grep -o 'init_on_free=[01]' || echo init_on_free=0))"
+echo "== after boot ($(grep -o 'init_on_free=[01]' /proc/cmdline || echo init_on_free=0))"
 "$d/tcg_firstwrite" "$mb" 0 || exit 1
 for i in 1 2 3; do
 	python3 -c 'import json, email, http.client, decimal, sqlite3' 2>/dev/null
