@@ -41,6 +41,7 @@
 #include <linux/kthread.h>
 #include <linux/memcontrol.h>
 #include <linux/memory.h>
+#include <linux/memory-tiers.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/notifier.h>
@@ -197,7 +198,7 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	ms->next_scan = ms->next_full;
 	/* Confirm what this pass found young, and watch slow-tier tables. */
 	if (ms->warm || ms->cand_cur ||
-	    (ms->watch && ms->nr_tables))
+	    (ms->watch && ms->nr_tables > ms->nr_top))
 		ms->next_scan = min_t(unsigned long, ms->next_scan,
 				      now + msecs_to_jiffies(pmin));
 	if (!ms->quick) {
@@ -206,12 +207,48 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	}
 }
 
+/*
+ * Has the slow tier changed since @ms's last full pass?  A PTE table that
+ * held only top-tier pages can gain a slow-tier page only by a page being
+ * mapped on the slow tier: a fault there, a migration or a demotion.
+ * Demotions are counted (PGDEMOTE_*, of the node demoted from); the
+ * others change the slow-tier nodes' mapped pages.  Both are read from
+ * the node counters, a few loads per node, once per full pass.  The
+ * counters are folded from the CPUs' deltas within about a second, and
+ * changes that cancel out between two full passes go unseen: such a table
+ * is still visited in its turn (kmmscand_table_skip()).
+ */
+static void kmmscand_note_slow_tier(struct kmmscand_mm_slot *ms)
+{
+	unsigned long demoted = 0, mapped = 0;
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY) {
+		struct pglist_data *pgdat = NODE_DATA(nid);
+
+		demoted += node_page_state(pgdat, PGDEMOTE_KSWAPD) +
+			   node_page_state(pgdat, PGDEMOTE_DIRECT) +
+			   node_page_state(pgdat, PGDEMOTE_KHUGEPAGED);
+		if (!node_is_toptier(nid))
+			mapped += node_page_state(pgdat, NR_ANON_MAPPED) +
+				  node_page_state(pgdat, NR_FILE_MAPPED);
+	}
+	ms->top_wake = demoted != ms->demoted_mark ||
+		       mapped != ms->mapped_mark;
+	ms->demoted_mark = demoted;
+	ms->mapped_mark = mapped;
+}
+
 static void kmmscand_pass_start(struct kmmscand_mm_slot *ms)
 {
 	ms->in_pass = true;
 	ms->cursor = 0;
 	ms->quick = ms->passes && time_before(jiffies, ms->next_full);
 	ms->seq++;
+	if (!ms->quick) {
+		ms->full++;
+		kmmscand_note_slow_tier(ms);
+	}
 	ms->scanned = 0;
 	ms->pmd_skipped = 0;
 	ms->young = 0;

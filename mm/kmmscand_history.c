@@ -16,9 +16,20 @@
  * them.  A table is handed over in fragments when two VMAs share it or
  * when a visit runs out of budget in it: each fragment writes the bits of
  * its own pages into the bitmap of the pass, so the record of a pass is
- * what all of its fragments saw.  A full pass that found no slow-tier page
- * in a table drops its record; quick passes visit only tables that have
- * one.
+ * what all of its fragments saw.  Quick passes visit only the tables that
+ * held slow-tier pages.
+ *
+ * A table whose PTEs a full pass examined and found only top-tier pages
+ * in keeps (or gets) a record without bitmaps, marked @top: the young
+ * tables of a hot set already promoted, which a full pass would otherwise
+ * map and read in full each time, however long nothing changes there.
+ * Full passes visit such a table in turn, backing off as for an idle
+ * slow-tier table (kmmscand_table_skip()), and every one of them when the
+ * slow tier changed: a top-only table can only gain a slow-tier page by a
+ * page being mapped there (a fault, a migration, a demotion), so a full
+ * pass that begins after pages were demoted or the slow tier's mapped
+ * pages changed visits them all (kmmscand_mm_slot.top_wake).  Records of
+ * either kind that a full pass no longer finds go.
  *
  * Cost, on 64-bit with 4 KB pages: a record is 56 bytes, and its bitmaps
  * are N * 64 bytes (kmalloc'ed; 128 bytes for the default N = 2, 512 for
@@ -27,7 +38,9 @@
  * young pages in it.  Where tables hold few slow-tier pages, the budget
  * does the bounding: an mm keeps at most one byte per slow-tier page it
  * maps, or KMMSCAND_HIST_FLOOR if more (kmmscand_hist_budget()); past
- * that, tables are not tracked until records go.  All of it is charged to
+ * that, tables are not tracked until records go.  Top-only records take
+ * at most half of that budget, and go at the next full pass as soon as a
+ * slow-tier table finds no room.  All of it is charged to
  * the mm's memory cgroup, given back to the history shrinker under memory
  * pressure (the pages just need to be seen young again), and freed in
  * process context without interrupts disabled.
@@ -62,11 +75,36 @@ static void kmmscand_charge(struct kmmscand_mm_slot *ms, long bytes)
 }
 
 /* May @ms take @bytes more of history? */
-static bool kmmscand_hist_room(const struct kmmscand_mm_slot *ms,
-			       size_t bytes)
+static bool kmmscand_hist_room(struct kmmscand_mm_slot *ms, size_t bytes)
 {
-	return ms->hist_bytes + bytes <=
-	       kmmscand_hist_budget(ms->slow_pages_last, ms->slow_pages);
+	if (ms->hist_bytes + bytes <=
+	    kmmscand_hist_budget(ms->slow_pages_last, ms->slow_pages))
+		return true;
+	/* Slow-tier tables come first: the next full pass sheds the others. */
+	if (ms->nr_top)
+		ms->shed_top = true;
+	return false;
+}
+
+/* May @ms keep one more record of a top-only table? */
+static bool kmmscand_top_room(const struct kmmscand_mm_slot *ms)
+{
+	return !ms->shed_top &&
+	       ms->hist_bytes + kmmscand_table_size() <=
+	       kmmscand_hist_budget(ms->slow_pages_last, ms->slow_pages) / 2;
+}
+
+static void kmmscand_table_set_top(struct kmmscand_mm_slot *ms,
+				   struct kmmscand_table *t, bool top)
+{
+	if (t->top == top)
+		return;
+	t->top = top;
+	t->full = ms->full;
+	if (top)
+		ms->nr_top++;
+	else
+		ms->nr_top--;
 }
 
 /**
@@ -102,14 +140,18 @@ static struct kmmscand_table *kmmscand_table_find(struct kmmscand_mm_slot *ms,
 	return NULL;
 }
 
-/* A record for table @idx, which has none; NULL if over budget or no memory. */
+/*
+ * A record for table @idx, which has none, of a top-only table if @top;
+ * NULL if over budget or no memory.
+ */
 static struct kmmscand_table *kmmscand_table_new(struct kmmscand_mm_slot *ms,
-						 unsigned long idx)
+						 unsigned long idx, bool top)
 {
 	struct rb_node **link = &ms->tables.rb_node, *parent = NULL;
 	struct kmmscand_table *t;
 
-	if (!kmmscand_hist_room(ms, kmmscand_table_size()))
+	if (top ? !kmmscand_top_room(ms) :
+		  !kmmscand_hist_room(ms, kmmscand_table_size()))
 		return NULL;
 	while (*link) {
 		parent = *link;
@@ -126,10 +168,11 @@ static struct kmmscand_table *kmmscand_table_new(struct kmmscand_mm_slot *ms,
 		return NULL;
 	t->idx = idx;
 	t->seq = ms->seq;
-	t->slow_seq = ms->seq;
+	t->slow_seq = top ? ms->seq - 1 : ms->seq;
 	rb_link_node(&t->node, parent, link);
 	rb_insert_color(&t->node, &ms->tables);
 	ms->nr_tables++;
+	kmmscand_table_set_top(ms, t, top);
 	atomic_long_inc(&kmmscand_tables_total);
 	kmmscand_charge(ms, kmmscand_table_size());
 	return t;
@@ -150,6 +193,7 @@ static void kmmscand_table_drop(struct kmmscand_mm_slot *ms,
 {
 	rb_erase(&t->node, &ms->tables);
 	kmmscand_planes_free(ms, t);
+	kmmscand_table_set_top(ms, t, false);
 	kfree(t);
 	ms->nr_tables--;
 	atomic_long_dec(&kmmscand_tables_total);
@@ -243,12 +287,15 @@ kmmscand_table_cur(struct kmmscand_walk *w, unsigned long addr)
  * @w: the walk in progress
  * @addr: an address in the table
  *
- * A quick pass visits only the tables that have a record (they held
- * slow-tier pages in the last full pass).  Any pass visits an idle table
- * (see kmmscand_table_interval()) only in its turn, unless a young
- * slow-tier page was found since its last visit in another idle table of
- * the mm: a hot set that moved is looked for everywhere.  A table skipped
- * for being idle keeps its record.
+ * A quick pass visits only the tables that have a record of a slow-tier
+ * table (they held slow-tier pages in the last full pass).  Any pass
+ * visits an idle table (see kmmscand_table_interval()) only in its turn,
+ * unless a young slow-tier page was found since its last visit in another
+ * idle table of the mm: a hot set that moved is looked for everywhere.  A
+ * table skipped for being idle keeps its record.  A top-only table is
+ * idle the same way (it has no young slow-tier page) and takes its turns
+ * among the full passes, unless the slow tier changed since the mm's last
+ * full pass (@w->top_wake).
  *
  * Context: the scanner thread, under mmap_read_lock().
  *
@@ -262,14 +309,21 @@ bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr)
 
 	if (!t)
 		return w->quick;
+	if (t->top && w->quick)
+		return true;
 	/* Visited in this pass already (another fragment), or woken. */
-	if (t->seq == ms->seq || (int)(t->seq - ms->wake_seq) <= 0)
+	if (t->seq == ms->seq ||
+	    (t->top ? w->top_wake : (int)(t->seq - ms->wake_seq) <= 0))
 		return false;
+	/* The visit of pass t->seq, not accounted for yet: see advance(). */
 	idle = t->idle;
 	if (t->flags & KMMSCAND_T_YOUNG)
 		idle = 0;
 	else if (t->flags & KMMSCAND_T_MAPPED)
 		idle++;
+	/* A top-only table takes its turns among the full passes. */
+	if (t->top)
+		return !kmmscand_table_due(ms->full, t->idx, idle);
 	if (kmmscand_table_due(ms->seq, t->idx, idle))
 		return false;
 	/* Still a slow-tier table as far as we know. */
@@ -286,11 +340,13 @@ bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr)
  *
  * Context: the scanner thread, under mmap_read_lock().
  *
- * Return: true if the table has a record.
+ * Return: true if the table has a record of a slow-tier table.
  */
 bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr)
 {
-	return kmmscand_table_cur(w, addr);
+	struct kmmscand_table *t = kmmscand_table_cur(w, addr);
+
+	return t && !t->top;
 }
 
 /**
@@ -432,6 +488,8 @@ void kmmscand_account(struct kmmscand_walk *w, struct folio *folio,
  *
  * Writes the young bitmap of the fragment into the table's bitmap of this
  * pass, stamps the table as holding slow-tier pages if this fragment did,
+ * gives a table a top-only record if a full pass found only top-tier
+ * pages in the fragment (@w->top_seen),
  * and never undoes what another fragment of the table stored in this
  * pass: a table shared by two VMAs, or cut by the end of a visit's
  * budget, is recorded as the sum of its fragments.
@@ -449,15 +507,27 @@ void kmmscand_note_table(struct kmmscand_walk *w, unsigned long start,
 	unsigned long *cur;
 
 	if (!t && (w->slow_seen || young)) {
-		t = kmmscand_table_new(ms, start >> PMD_SHIFT);
+		t = kmmscand_table_new(ms, start >> PMD_SHIFT, false);
+		w->tbl = t;
+	} else if (!t && w->top_seen && !w->quick) {
+		t = kmmscand_table_new(ms, start >> PMD_SHIFT, true);
 		w->tbl = t;
 	}
 	if (!t)
 		goto out;
-	if (w->slow_seen)
+	if (w->slow_seen) {
 		t->slow_seq = ms->seq;
+		/* New slow-tier pages: not idle. */
+		if (t->top)
+			t->idle = 0;
+		kmmscand_table_set_top(ms, t, false);
+	} else if (t->top) {
+		t->full = ms->full;
+	}
 	if (!w->tbl_skipped)
 		t->flags |= KMMSCAND_T_MAPPED;
+	if (w->top_seen)
+		t->flags |= KMMSCAND_T_TOP;
 	if (w->frag_young) {
 		/* An idle table has young pages again: look everywhere. */
 		if (t->idle >= KMMSCAND_IDLE_GRACE)
@@ -494,9 +564,15 @@ out:
  * kmmscand_history_sweep - a pass over an mm ended
  * @ms: the mm's slot
  *
- * After a full pass, drops the records of the tables in which it found no
- * slow-tier page (unmapped, promoted, VMA no longer eligible), and takes
- * the slow-tier pages it counted as the mm's budget for the next passes.
+ * After a full pass, goes over the records of the tables in which it found
+ * no slow-tier page: one whose PTEs it examined and found top-tier pages
+ * in becomes a top-only record (its bitmaps go: its pages are on the top
+ * tier now); the others go (unmapped, VMA no longer eligible), as does a
+ * top-only record not visited in 2 * 2^KMMSCAND_IDLE_SHIFT_MAX full
+ * passes (its turn comes at least every 2^KMMSCAND_IDLE_SHIFT_MAX, so its
+ * table is gone), or every top-only record if a slow-tier table lacked
+ * room.  Then takes the slow-tier pages it counted as the mm's budget for
+ * the next passes.
  *
  * Context: the scanner thread, on @ms; may sleep.
  */
@@ -505,14 +581,32 @@ void kmmscand_history_sweep(struct kmmscand_mm_slot *ms)
 	struct rb_node *node, *next;
 
 	if (!ms->quick) {
+		bool shed = ms->shed_top;
+
+		ms->shed_top = false;
 		for (node = rb_first(&ms->tables); node; node = next) {
 			struct kmmscand_table *t =
 				rb_entry(node, struct kmmscand_table, node);
 
 			next = rb_next(node);
-			if (t->slow_seq != ms->seq)
-				kmmscand_table_drop(ms, t);
 			cond_resched();
+			if (t->slow_seq == ms->seq)
+				continue;
+			if (t->top) {
+				if (shed || (u16)(ms->full - t->full) >
+				    (2U << KMMSCAND_IDLE_SHIFT_MAX))
+					kmmscand_table_drop(ms, t);
+				continue;
+			}
+			if (!shed && t->seq == ms->seq &&
+			    (t->flags & KMMSCAND_T_TOP)) {
+				kmmscand_planes_free(ms, t);
+				if (kmmscand_top_room(ms)) {
+					kmmscand_table_set_top(ms, t, true);
+					continue;
+				}
+			}
+			kmmscand_table_drop(ms, t);
 		}
 		ms->slow_pages_last = ms->slow_pages;
 	}
@@ -529,6 +623,8 @@ void kmmscand_history_free(struct kmmscand_mm_slot *ms)
 {
 	kmmscand_tables_free(&ms->tables);
 	ms->nr_tables = 0;
+	ms->nr_top = 0;
+	ms->shed_top = false;
 	ms->hist_bytes = 0;
 }
 
@@ -564,6 +660,7 @@ static unsigned long kmmscand_hist_scan(struct shrinker *shrink,
 			nr = ms->nr_tables;
 			ms->tables = RB_ROOT;
 			ms->nr_tables = 0;
+			ms->nr_top = 0;
 			ms->hist_bytes = 0;
 			break;
 		}

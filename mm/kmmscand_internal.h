@@ -97,6 +97,10 @@ static inline bool kmmscand_source_on(enum kmmscand_source src)
  * @idle: visits in a row that examined the PTEs and found no young
  *	slow-tier page, up to KMMSCAND_IDLE_MAX
  * @flags: KMMSCAND_T_* of the visit in pass @seq
+ * @top: the table held only top-tier pages when last examined: quick
+ *	passes leave it alone and full passes visit it in turn
+ * @full: for a @top record, kmmscand_mm_slot.full (truncated) of its last
+ *	visit
  *
  * Made and used by mm/kmmscand_history.c; both are kmalloc()ed, so that
  * the registry can free the records of an mm that goes away
@@ -115,10 +119,13 @@ struct kmmscand_table {
 	u8 head;
 	u8 idle;
 	u8 flags;
+	bool top;
+	u16 full;
 };
 
 #define KMMSCAND_T_MAPPED	BIT(0)	/* the PTEs were examined */
 #define KMMSCAND_T_YOUNG	BIT(1)	/* a young slow-tier page was found */
+#define KMMSCAND_T_TOP		BIT(2)	/* top-tier PTEs were found */
 
 /* Bytes a table record and its @n bitmaps take. */
 static inline size_t kmmscand_table_size(void)
@@ -157,9 +164,20 @@ static inline size_t kmmscand_planes_size(unsigned int n)
  * @footprint: pages per node, [0, nr_node_ids) = pass in progress,
  *	[nr_node_ids, 2 * nr_node_ids) = last complete pass
  * @tables: one record per PTE table (or PMD-mapped THP) that held
- *	slow-tier pages, with the access history of its pages, by address
- *	(see mm/kmmscand_history.c)
+ *	slow-tier pages, with the access history of its pages, and per
+ *	PTE table that held only top-tier pages, by address (see
+ *	mm/kmmscand_history.c)
  * @nr_tables: records in @tables
+ * @nr_top: of them, records of tables that held only top-tier pages
+ *	(see kmmscand_table_skip())
+ * @shed_top: a slow-tier table found no room in the history budget while
+ *	@nr_top records held some: the next full pass drops them
+ * @full: the full pass number (wrapping), for the turns of @top records
+ * @top_wake: the full pass in progress visits every @top record: pages
+ *	were demoted, or the slow tier's mapped pages changed, since this
+ *	mm's last full pass
+ * @demoted_mark: pages demoted, system wide, when the last full pass began
+ * @mapped_mark: pages mapped on the slow tier then
  * @hist_bytes: bytes of memory the records in @tables use
  * @slow_pages: slow-tier pages examined in the pass in progress
  * @slow_pages_last: slow-tier pages examined in the last complete full pass
@@ -181,8 +199,8 @@ static inline size_t kmmscand_planes_size(unsigned int n)
  * Everything except the @backoff_* and @fail_* fields belongs to the
  * scanner thread; those four are written for the migrator, by
  * kmmscand_target_failed() under kmmscand_mm_lock, and read locklessly by
- * the scanner.  The history shrinker may take @tables (with @nr_tables
- * and @hist_bytes) away under kmmscand_mm_lock from a slot the scanner
+ * the scanner.  The history shrinker may take @tables (with @nr_tables,
+ * @nr_top and @hist_bytes) away under kmmscand_mm_lock from a slot the scanner
  * is not on (kmmscand_scan.mm_slot).
  */
 struct kmmscand_mm_slot {
@@ -206,6 +224,12 @@ struct kmmscand_mm_slot {
 	unsigned long *footprint;
 	struct rb_root tables;
 	unsigned long nr_tables;
+	unsigned long nr_top;
+	bool shed_top;
+	bool top_wake;
+	unsigned int full;
+	unsigned long demoted_mark;
+	unsigned long mapped_mark;
 	unsigned long hist_bytes;
 	unsigned long slow_pages;
 	unsigned long slow_pages_last;
@@ -281,6 +305,8 @@ struct kmmscand_walk {
 	bool detect_only;		/* promotion rate 0: count, do not queue */
 	bool quick;			/* a quick pass: slow-tier tables only */
 	bool slow_seen;			/* the current table held slow pages */
+	bool top_seen;			/* ... and top-tier pages were examined */
+	bool top_wake;			/* see kmmscand_mm_slot.top_wake */
 	bool queue_full;		/* the migrator's queue is full: stop */
 	bool owner_mof;			/* owner's task policy allows moving */
 	bool frag_young;		/* a young slow-tier page in the table */

@@ -63,6 +63,9 @@ static bool kmmscand_want_young(struct kmmscand_walk *w, struct folio *folio,
 
 	if (node_isset(nid, w->toptier)) {
 		w->ms->footprint[nid] += nr;
+		/* A PTE table's top-tier page (kmmscand_note_table()). */
+		if (nr == 1)
+			w->top_seen = true;
 		return false;
 	}
 	w->slow_seen = true;
@@ -319,8 +322,11 @@ static unsigned long kmmscand_scan_ptes(pmd_t *pmd, unsigned long start,
 		}
 	}
 	pte_unmap_unlock(start_pte, ptl);
-	for (i = 0; i < w->nr_spans; i++)
+	for (i = 0; i < w->nr_spans; i++) {
 		w->ms->footprint[w->span[i].nid] += top[i];
+		if (top[i])
+			w->top_seen = true;
+	}
 
 	/* One flush per PTE table with cleared A bits, never per PTE. */
 	if (cleared && w->tlb_flush) {
@@ -344,12 +350,16 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	cond_resched();
 
-	/* Quick passes: tables with slow-tier pages; idle ones in turn. */
+	/*
+	 * Quick passes: tables with slow-tier pages; idle ones, and tables
+	 * with only top-tier pages, in turn.
+	 */
 	if (kmmscand_table_skip(w, addr)) {
 		w->budget--;
 		return 0;
 	}
 	w->slow_seen = false;
+	w->top_seen = false;
 
 	pmde = pmdp_get_lockless(pmd);
 	if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) && pmd_trans_huge(pmde) &&
@@ -464,6 +474,8 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->budget = min_t(unsigned long, ms->budget, round_budget);
 	w->stop_addr = 0;
 	w->quick = ms->quick;
+	w->top_wake = ms->top_wake;
+	w->top_seen = false;
 	w->hist_n = READ_ONCE(kmmscand_hot_history);
 	w->hot_k = min(k, w->hist_n);
 	/*

@@ -547,8 +547,11 @@ static struct kmmscand_walk *kt_walk(struct kunit *test,
 static void kt_pass(struct kmmscand_walk *w, bool quick)
 {
 	w->ms->seq++;
+	if (!quick)
+		w->ms->full++;
 	w->ms->quick = quick;
 	w->quick = quick;
+	w->top_wake = false;
 	w->tbl_idx = ULONG_MAX;
 }
 
@@ -569,7 +572,19 @@ static void kt_frag(struct kmmscand_walk *w, unsigned long start,
 		w->frag_young = true;
 	}
 	w->slow_seen = slow || bit >= 0;
+	w->top_seen = false;
 	kmmscand_note_table(w, start, end);
+}
+
+/* A fragment [start, end) of a table in which only top-tier pages were. */
+static void kt_frag_top(struct kmmscand_walk *w, unsigned long start,
+			unsigned long end)
+{
+	kmmscand_table_cur(w, start);
+	w->slow_seen = false;
+	w->top_seen = true;
+	kmmscand_note_table(w, start, end);
+	w->top_seen = false;
 }
 
 /*
@@ -816,6 +831,108 @@ static void kmmscand_test_table_backoff(struct kunit *test)
 }
 
 /*
+ * A table in which a full pass found only top-tier pages (a hot set
+ * already promoted) keeps a record without bitmaps: quick passes leave it
+ * alone, full passes visit it in turn, all of them when the slow tier
+ * changed, and it is a slow-tier table again as soon as a visit finds a
+ * slow-tier page in it.  Its record goes when its table is not seen for
+ * twice its longest turn, or when a slow-tier table needs the room.
+ */
+static void kmmscand_test_table_top(struct kunit *test)
+{
+	struct kmmscand_mm_slot *ms = kt_slot(test);
+	struct kmmscand_walk *w = kt_walk(test, ms, 2);
+	const unsigned long a = 40UL << PMD_SHIFT;
+	unsigned int pass, visits = 0;
+	unsigned long i, addr;
+
+	/* A new table with only top-tier pages: a top-only record. */
+	kt_pass(w, false);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, a));
+	kt_frag_top(w, a, a + PMD_SIZE);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 1UL);
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 1UL);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_slow(w, a));
+	/* Not in a quick pass. */
+	kt_pass(w, true);
+	KUNIT_EXPECT_TRUE(test, kmmscand_table_skip(w, a));
+	kmmscand_history_sweep(ms);
+
+	/* Full passes visit it in turn; it stays. */
+	for (pass = 0; pass < 64; pass++) {
+		kt_pass(w, pass % 4);
+		if (!kmmscand_table_skip(w, a)) {
+			KUNIT_EXPECT_EQ(test, pass % 4, 0U);
+			kt_frag_top(w, a, a + PMD_SIZE);
+			visits++;
+		}
+		kmmscand_history_sweep(ms);
+	}
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 1UL);
+	KUNIT_EXPECT_LT(test, visits, 64U / 4 / 2);
+	KUNIT_EXPECT_GE(test, visits, 64U / 4 >> KMMSCAND_IDLE_SHIFT_MAX);
+
+	/* The slow tier changed: every full pass of it visits the table. */
+	for (pass = 0; pass < 64; pass++) {
+		kt_pass(w, false);
+		if (kmmscand_table_skip(w, a))
+			break;
+		kmmscand_history_sweep(ms);
+	}
+	KUNIT_ASSERT_LT(test, pass, 64U);
+	w->top_wake = true;
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, a));
+
+	/* A slow-tier page in it: a slow-tier table again. */
+	kt_frag(w, a, a + PMD_SIZE, -1, true);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 0UL);
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 1UL);
+	kt_pass(w, true);
+	KUNIT_EXPECT_FALSE(test, kmmscand_table_skip(w, a));
+	kt_frag(w, a, a + PMD_SIZE, 3, true);
+	kmmscand_history_sweep(ms);
+
+	/* Its pages promoted: top-only again, without bitmaps. */
+	kt_pass(w, false);
+	kt_frag_top(w, a, a + PMD_SIZE);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 1UL);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, kmmscand_table_size());
+
+	/* Not seen for twice its longest turn: gone. */
+	for (pass = 0; pass <= 2U << KMMSCAND_IDLE_SHIFT_MAX; pass++) {
+		kt_pass(w, false);
+		kmmscand_history_sweep(ms);
+	}
+	KUNIT_EXPECT_EQ(test, ms->nr_tables, 0UL);
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 0UL);
+
+	/*
+	 * Top-only records take at most half the budget, and go when a
+	 * slow-tier table lacks room.
+	 */
+	kt_pass(w, false);
+	for (i = 0; i < KMMSCAND_HIST_FLOOR / kmmscand_table_size(); i++) {
+		addr = (i + 64) << PMD_SHIFT;
+		kt_frag_top(w, addr, addr + PMD_SIZE);
+	}
+	KUNIT_EXPECT_GT(test, ms->nr_top, 0UL);
+	KUNIT_EXPECT_LE(test, ms->hist_bytes, KMMSCAND_HIST_FLOOR / 2UL);
+	for (i = 0; i < 4096 && !ms->shed_top; i++) {
+		addr = (i + 8192) << PMD_SHIFT;
+		kt_frag(w, addr, addr + PMD_SIZE, 1, true);
+	}
+	KUNIT_EXPECT_TRUE(test, ms->shed_top);
+	kmmscand_history_sweep(ms);
+	KUNIT_EXPECT_EQ(test, ms->nr_top, 0UL);
+	KUNIT_EXPECT_FALSE(test, ms->shed_top);
+	kmmscand_history_free(ms);
+	KUNIT_EXPECT_EQ(test, ms->hist_bytes, 0UL);
+}
+
+/*
  * NUMA balancing's rule: only the default policy and policies carrying
  * MPOL_F_MOF let pages move; a movable BIND or PREFERRED_MANY policy
  * keeps them within its nodes.
@@ -892,6 +1009,7 @@ static struct kunit_case kmmscand_scan_cases[] = {
 	KUNIT_CASE(kmmscand_test_table_budget),
 	KUNIT_CASE(kmmscand_test_table_interval),
 	KUNIT_CASE(kmmscand_test_table_backoff),
+	KUNIT_CASE(kmmscand_test_table_top),
 	KUNIT_CASE(kmmscand_test_policy_rule),
 	KUNIT_CASE(kmmscand_test_pfn_spans),
 	{},
