@@ -211,9 +211,9 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
  * Has the slow tier changed since @ms's last full pass?  A PTE table that
  * held only top-tier pages can gain a slow-tier page only by a page being
  * mapped on the slow tier: a fault there, a migration or a demotion.
- * Demotions are counted (PGDEMOTE_*, of the node demoted from); the
- * others change the slow-tier nodes' mapped pages.  Both are read from
- * the node counters, a few loads per node, once per full pass.  The
+ * Demotions are counted (kmmscand_node_demoted()); the others change
+ * the slow-tier nodes' mapped pages.  Both are read from the node
+ * counters, a few loads per node, once per full pass.  The
  * counters are folded from the CPUs' deltas within about a second, and
  * changes that cancel out between two full passes go unseen: such a table
  * is still visited in its turn (kmmscand_table_skip()).
@@ -226,9 +226,7 @@ static void kmmscand_note_slow_tier(struct kmmscand_mm_slot *ms)
 	for_each_node_state(nid, N_MEMORY) {
 		struct pglist_data *pgdat = NODE_DATA(nid);
 
-		demoted += node_page_state(pgdat, PGDEMOTE_KSWAPD) +
-			   node_page_state(pgdat, PGDEMOTE_DIRECT) +
-			   node_page_state(pgdat, PGDEMOTE_KHUGEPAGED);
+		demoted += kmmscand_node_demoted(nid);
 		if (!node_is_toptier(nid))
 			mapped += node_page_state(pgdat, NR_ANON_MAPPED) +
 				  node_page_state(pgdat, NR_FILE_MAPPED);

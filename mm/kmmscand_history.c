@@ -101,10 +101,13 @@ static void kmmscand_table_set_top(struct kmmscand_mm_slot *ms,
 		return;
 	t->top = top;
 	t->full = ms->full;
-	if (top)
+	if (top) {
 		ms->nr_top++;
-	else
+	} else {
 		ms->nr_top--;
+		/* It has slow-tier pages again, new ones: not idle. */
+		t->idle = 0;
+	}
 }
 
 /**
@@ -517,9 +520,6 @@ void kmmscand_note_table(struct kmmscand_walk *w, unsigned long start,
 		goto out;
 	if (w->slow_seen) {
 		t->slow_seq = ms->seq;
-		/* New slow-tier pages: not idle. */
-		if (t->top)
-			t->idle = 0;
 		kmmscand_table_set_top(ms, t, false);
 	} else if (t->top) {
 		t->full = ms->full;

@@ -482,6 +482,7 @@ long kmmscand_rate_take(u64 now, unsigned int rate, unsigned int batch,
 void kmmscand_rate_return(unsigned long pages);
 int kmmscand_node_throttle(int nid, unsigned long pages, u64 now);
 void kmmscand_node_promoted(int nid, unsigned long pages);
+unsigned long kmmscand_node_demoted(int nid);
 
 /* Migration thread (mm/kmmscand_migrate.c). */
 void kmmscand_migrate_wake(bool tunables);

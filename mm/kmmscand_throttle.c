@@ -121,8 +121,17 @@ bool kmmscand_promo_wmark_active(struct pglist_data *pgdat)
 			   READ_ONCE(r[pgdat->node_id].need_promo_until));
 }
 
-/* In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from. */
-static unsigned long kmmscand_node_demoted(int nid)
+/**
+ * kmmscand_node_demoted - pages demoted from a node since boot
+ * @nid: the node
+ *
+ * In 6.12 PGDEMOTE_* are node_stat_items of the node demoted from.
+ *
+ * Context: any.
+ *
+ * Return: the sum of its PGDEMOTE_* counters.
+ */
+unsigned long kmmscand_node_demoted(int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 
