@@ -295,11 +295,20 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 		goto out;
 	}
 
+	if (!ms->in_pass)
+		kmmscand_pass_start(ms);
+	/* A quick pass that can only age unused tables needs no walk. */
+	if (ms->quick && !ms->cursor && kmmscand_walk_idle(w, ms, &used)) {
+		kmmscand_flush_counts(w);
+		ms->watch = true;
+		mmap_read_unlock(mm);
+		kmmscand_pass_end(ms);
+		goto out;
+	}
+
 	/* The history of this mm's pages is charged to its memcg. */
 	memcg = get_mem_cgroup_from_mm(mm);
 	old_memcg = set_active_memcg(memcg);
-	if (!ms->in_pass)
-		kmmscand_pass_start(ms);
 	kmmscand_prepare_walk(w, ms, round_budget);
 	err = walk_page_range(mm, ms->cursor, mm->task_size,
 			      &kmmscand_walk_ops, w);

@@ -335,6 +335,31 @@ bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr)
 }
 
 /**
+ * kmmscand_table_next_slow - the next record of a slow-tier table
+ * @ms: the mm's slot
+ * @t: a record of @ms, or NULL for the first one
+ *
+ * The records a quick pass may visit, in address order, for
+ * kmmscand_walk_idle().
+ *
+ * Context: the scanner thread, on @ms.
+ *
+ * Return: the first record after @t that is not top-only, or NULL.
+ */
+struct kmmscand_table *kmmscand_table_next_slow(struct kmmscand_mm_slot *ms,
+						struct kmmscand_table *t)
+{
+	struct rb_node *node = t ? rb_next(&t->node) : rb_first(&ms->tables);
+
+	for (; node; node = rb_next(node)) {
+		t = rb_entry(node, struct kmmscand_table, node);
+		if (!t->top)
+			return t;
+	}
+	return NULL;
+}
+
+/**
  * kmmscand_table_slow - did a PTE table hold slow-tier pages?
  * @w: the walk in progress
  * @addr: an address in the table

@@ -513,6 +513,8 @@ void kmmscand_history_exit(void);
 unsigned long kmmscand_history_bytes(void);
 bool kmmscand_table_skip(struct kmmscand_walk *w, unsigned long addr);
 bool kmmscand_table_slow(struct kmmscand_walk *w, unsigned long addr);
+struct kmmscand_table *kmmscand_table_next_slow(struct kmmscand_mm_slot *ms,
+						struct kmmscand_table *t);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Static but for the KUnit tests (mm/tests/kmmscand_policy_kunit.c). */
 unsigned int kmmscand_table_hist(const struct kmmscand_table *t,
@@ -536,6 +538,8 @@ extern const struct mm_walk_ops kmmscand_walk_ops;
 void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 			   unsigned long round_budget);
 void kmmscand_flush_counts(struct kmmscand_walk *w);
+bool kmmscand_walk_idle(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
+			unsigned long *used);
 
 /* sysfs (mm/kmmscand_sysfs.c). */
 

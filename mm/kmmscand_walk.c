@@ -446,6 +446,33 @@ none:
 	w->nr_spans = 0;
 }
 
+/* What every visit starts from, whether it walks or not. */
+static void kmmscand_walk_begin(struct kmmscand_walk *w,
+				struct kmmscand_mm_slot *ms)
+{
+	w->ms = ms;
+	w->stop_addr = 0;
+	w->quick = ms->quick;
+	w->top_wake = ms->top_wake;
+	w->top_seen = false;
+	w->slow_seen = false;
+	w->hist_n = READ_ONCE(kmmscand_hot_history);
+	w->last_queued = NULL;
+	w->tbl = NULL;
+	w->tbl_idx = ULONG_MAX;
+	bitmap_zero(w->young_map, PTRS_PER_PTE);
+	w->frag_young = false;
+	w->tbl_skipped = false;
+	w->queue_full = false;
+	w->scanned = 0;
+	w->pmd_skipped = 0;
+	w->young = 0;
+	w->thp_young = 0;
+	w->warm = 0;
+	w->candidates = 0;
+	w->tlb_flushes = 0;
+}
+
 /**
  * kmmscand_prepare_walk - set up the walk of one visit
  * @w: the walk state
@@ -470,13 +497,8 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	ms->budget = kmmscand_visit_budget(ms->budget,
 					   READ_ONCE(kmmscand_scan_size),
 					   ms->wake_seq == ms->seq);
-	w->ms = ms;
+	kmmscand_walk_begin(w, ms);
 	w->budget = min_t(unsigned long, ms->budget, round_budget);
-	w->stop_addr = 0;
-	w->quick = ms->quick;
-	w->top_wake = ms->top_wake;
-	w->top_seen = false;
-	w->hist_n = READ_ONCE(kmmscand_hot_history);
 	w->hot_k = min(k, w->hist_n);
 	/*
 	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
@@ -487,20 +509,6 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	w->tlb_flush = READ_ONCE(kmmscand_tlb_flush);
 	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
 	w->target_override = READ_ONCE(kmmscand_target_node);
-	w->last_queued = NULL;
-	w->tbl = NULL;
-	w->tbl_idx = ULONG_MAX;
-	bitmap_zero(w->young_map, PTRS_PER_PTE);
-	w->frag_young = false;
-	w->tbl_skipped = false;
-	w->queue_full = false;
-	w->scanned = 0;
-	w->pmd_skipped = 0;
-	w->young = 0;
-	w->thp_young = 0;
-	w->warm = 0;
-	w->candidates = 0;
-	w->tlb_flushes = 0;
 	nodes_clear(w->toptier);
 	nodes_clear(w->ample);
 	for_each_node_state(nid, N_MEMORY) {
@@ -520,6 +528,120 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	kmmscand_prepare_spans(w);
 	kmmscand_owner_nodes(ms->slot.mm, &w->owner_cpuset, &w->owner_allowed,
 			     &w->owner_mof);
+}
+
+/* What the PMD of a recorded PTE table shows (kmmscand_pmd_use()). */
+enum kmmscand_pmd_use {
+	KMMSCAND_PMD_GONE,	/* no VMA or no table there: a walk skips it */
+	KMMSCAND_PMD_UNUSED,	/* a PTE table, Accessed bit clear */
+	KMMSCAND_PMD_USED,	/* anything else: the walk must look */
+};
+
+/*
+ * The PMD of the PTE table at @start, reached from the top without walking
+ * the VMAs.  Only where a VMA covers part of the table: munmap() frees
+ * page tables under a downgraded mmap_lock once their range has no VMA
+ * left, and a walk would not go there either.  The entry is read without
+ * its lock, as kmmscand_pmd_entry() reads it first.
+ */
+static enum kmmscand_pmd_use kmmscand_pmd_use(struct mm_struct *mm,
+					      unsigned long start)
+{
+	pgd_t *pgd;
+	p4d_t *p4d;
+	pud_t *pud, pudv;
+	pmd_t pmde;
+
+	if (!find_vma_intersection(mm, start, start + PMD_SIZE))
+		return KMMSCAND_PMD_GONE;
+	pgd = pgd_offset(mm, start);
+	if (pgd_none(pgdp_get(pgd)))
+		return KMMSCAND_PMD_GONE;
+	if (pgd_bad(pgdp_get(pgd)))
+		return KMMSCAND_PMD_USED;
+	p4d = p4d_offset(pgd, start);
+	if (p4d_none(p4dp_get(p4d)))
+		return KMMSCAND_PMD_GONE;
+	if (p4d_bad(p4dp_get(p4d)))
+		return KMMSCAND_PMD_USED;
+	pud = pud_offset(p4d, start);
+	pudv = pudp_get(pud);
+	if (pud_none(pudv))
+		return KMMSCAND_PMD_GONE;
+	if (!pud_present(pudv) || pud_leaf(pudv) || pud_bad(pudv))
+		return KMMSCAND_PMD_USED;
+	pmde = pmdp_get_lockless(pmd_offset(pud, start));
+	if (pmd_none(pmde))
+		return KMMSCAND_PMD_GONE;
+	if (!pmd_present(pmde) || pmd_leaf(pmde) || pmd_young(pmde))
+		return KMMSCAND_PMD_USED;
+	return KMMSCAND_PMD_UNUSED;
+}
+
+/**
+ * kmmscand_walk_idle - end a quick pass that would find nothing, unwalked
+ * @w: the walk state
+ * @ms: the slot of the mm, whose quick pass is starting
+ * @used: set to the PMD entries read, if the pass is done
+ *
+ * A quick pass only looks at the tables with a record of a slow-tier
+ * table; it skips those that are idle and not in their turn
+ * (kmmscand_table_skip()), and those whose PMD Accessed bit stayed clear
+ * since the full pass that cleared it (kmmscand_pmd_skip_table()).  When
+ * one or the other holds for all of them, the walk would find nothing
+ * young: go from the records to their PMDs instead, and skip or age
+ * them as the walk would (its branches before kmmscand_scan_ptes() in
+ * kmmscand_pmd_entry()), without setting up the walk and going through
+ * every VMA of the mm.  Where a VMA starts inside such a table,
+ * the walk would map the part of it in that VMA, and find no young page
+ * there either; here it is skipped like a whole table.  With 100 mms
+ * whose slow-tier tables all stay unused, this is most of the scanner's
+ * work: a quick pass per mm every scan_period_min_ms.
+ *
+ * Only where the walk itself may skip tables by the PMD bit: the bit is
+ * set by the hardware, MGLRU does not use it, and no secondary MMU maps
+ * the mm.
+ *
+ * Context: the scanner thread, under mmap_read_lock().
+ *
+ * Return: true if the pass is done; false if it needs a walk, with
+ * nothing changed.
+ */
+bool kmmscand_walk_idle(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
+			unsigned long *used)
+{
+	struct mm_struct *mm = ms->slot.mm;
+	struct kmmscand_table *t;
+	unsigned long start, n = 0;
+
+	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) ||
+	    !arch_has_hw_nonleaf_pmd_young() || !READ_ONCE(kmmscand_pmd_skip) ||
+	    lru_gen_enabled() || mm_has_notifiers(mm))
+		return false;
+	kmmscand_walk_begin(w, ms);
+	/* kmmscand_table_skip() only marks a skipped record: it can repeat. */
+	for (t = kmmscand_table_next_slow(ms, NULL); t;
+	     t = kmmscand_table_next_slow(ms, t)) {
+		start = t->idx << PMD_SHIFT;
+		if (kmmscand_pmd_use(mm, start) == KMMSCAND_PMD_USED &&
+		    !kmmscand_table_skip(w, start))
+			return false;
+	}
+
+	for (t = kmmscand_table_next_slow(ms, NULL); t;
+	     t = kmmscand_table_next_slow(ms, t)) {
+		start = t->idx << PMD_SHIFT;
+		n++;
+		if (kmmscand_pmd_use(mm, start) == KMMSCAND_PMD_GONE ||
+		    kmmscand_table_skip(w, start))
+			continue;
+		w->pmd_skipped++;
+		kmmscand_age_range(w, start, start + PMD_SIZE);
+		w->slow_seen = kmmscand_table_slow(w, start);
+		kmmscand_note_table(w, start, start + PMD_SIZE);
+	}
+	*used = max(n, 1UL);
+	return true;
 }
 
 /**

@@ -586,6 +586,74 @@ static unsigned long user_processes(void)
 	return n;
 }
 
+/*
+ * A hot set that appears while full passes are a minute apart is found by
+ * the quick passes, every scan_period_min_ms, which look again only at the
+ * tables that held slow-tier pages, and skip those whose PMD Accessed bit
+ * stayed clear without walking the mm (kmmscand_walk_idle()).  A quick
+ * pass that took a table in use for unused would leave the hot set to the
+ * next full pass, 30 s or more away, and K = N = 2 needs two passes to
+ * see it young.
+ */
+TEST_F_TIMEOUT(promote, quick_pass_finds_new_hot_set, 120)
+{
+	const unsigned long n = (4 * MB) / psize();
+	const unsigned long first = (8 * MB) / psize();
+	unsigned long long want, passes_seen = 0;
+	unsigned long got = 0, passes;
+	struct kmm_stats s0, s1, s2;
+	struct hot_thread h = {};
+	struct region r;
+	long long t0, took;
+	int ret;
+
+	ret = region_on_node1(&r, 16 * MB, 0, 0x5eed);
+	ASSERT_EQ(0, ret) TH_LOG("placing 16 MB on node 1: %s", strerror(-ret));
+
+	/*
+	 * Every mm's period becomes 60 s; quick passes stay at 500 ms.  The
+	 * next pass of ours is a full one, due within the fixture's longest
+	 * period: it finds the region untouched since it was written.  Each
+	 * other mm makes at most that one pass in the next minute unless it
+	 * has slow-tier pages too; wait until two more passes than there are
+	 * processes were made, so that ours were the full pass and a quick
+	 * one.
+	 */
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 60000));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 60000));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 500));
+	kmm_stats_read(&s0);
+	want = user_processes() + 2;
+	t0 = now_ms();
+	do {
+		sleep_ms(POLL_MS);
+		kmm_stats_read(&s1);
+		passes_seen = D(&s0, &s1, S_MM_SCAN);
+	} while (passes_seen < want && now_ms() - t0 < 10000);
+	ksft_print_msg("%llu passes in %lld ms after the periods changed (waited for %llu)\n",
+		       passes_seen, now_ms() - t0, want);
+	ASSERT_LE(want, passes_seen)
+		TH_LOG("the scanner made %llu passes in 10 s, want %llu",
+		       passes_seen, want);
+
+	hot_add(&h, r.base + first * psize(), n);
+	ASSERT_EQ(0, hot_start(&h));
+	took = wait_promoted(&r, first, n, HOT_PCT, 20000, &got);
+	passes = hot_stop(&h);
+	kmm_stats_read(&s2);
+	ksft_print_msg("full passes 30-60 s apart, new hot set: %lu%% on node 0 after %lld ms\n",
+		       got, took);
+	log_deltas(&s1, &s2);
+	EXPECT_LE(0, took)
+		TH_LOG("quick passes did not find the hot set in 20 s (%lu%% on node 0)",
+		       got);
+	EXPECT_EQ(0UL, region_verify(&r, 0, first, 0) +
+		       region_verify(&r, first, n, passes) +
+		       region_verify(&r, first + n, r.npages - first - n, 0))
+		TH_LOG("pages changed content");
+	region_unmap(&r);
+}
+
 /* Pages in use on node @nid, from its meminfo. */
 static unsigned long node_used_pages(int nid)
 {
