@@ -38,6 +38,8 @@
 #   (paths without blanks)
 # Workloads: hotcold zipf phase flat multi thp thp-scatter scatter topfull
 #            topfull-hard sparse
+#            vmas (hotcold with one VMA per 64 KB: many small mappings
+#            share each PTE table; in no preset)
 #            uniform populate file-shared file-shared-rw thp-move (the
 #            microbenchmarks, bench/workload.c)
 #            scale-<N>p-<G>g (N processes sharing a sparse G GB mapping),
@@ -528,6 +530,7 @@ workload_args() {	# workload_args NAME -> args for the workload binary
 	hotcold|zipf|phase|flat|multi|thp|thp-scatter|scatter|topfull)
 		echo "--mode $1 --size-mb $SIZE_MB $common" ;;
 	topfull-hard) echo "--mode $1 --size-mb $SIZE_MB --hot-mb $HARD_HOT_MB $common" ;;
+	vmas) echo "--mode hotcold --size-mb $SIZE_MB --split-kb 64 $common" ;;
 	sparse) echo "--mode sparse --size-mb $SPARSE_MB $common" ;;
 	scancost) echo "--mode sparse --size-mb $SCAN_MB --sparse-hot-mb 64 $common" ;;
 	scale-dense-*g)

@@ -136,6 +136,7 @@ static void usage(void)
 " --file PATH       MAP_SHARED mapping of PATH (created, and unlinked, if missing)\n"
 " --file-rw         map the file read-write (default read-only: loads only)\n"
 " --move-to-slow    fault in on the fast node, then move_pages() to the slow node\n"
+" --split-kb K      one VMA per K KB of the region (many mappings per PTE table)\n"
 " --secs T          run time [30]   --seed S [42]   --batch B accesses [4096]\n"
 " --slow-node N [1] --fast-node N [0]  --sample-ms MS [100]\n"
 " --go-file F       after setup create F.ready and wait until F exists\n");
@@ -226,6 +227,7 @@ static void parse_args(int argc, char **argv)
 		{ "go-file", 1, 0, 'g' }, { "hot-mb", 1, 0, 'M' },
 		{ "threads", 1, 0, 'j' }, { "store-pct", 1, 0, 'w' }, { "populate", 0, 0, 'p' },
 		{ "file", 1, 0, 'f' }, { "file-rw", 0, 0, 'W' }, { "move-to-slow", 0, 0, 'x' },
+		{ "split-kb", 1, 0, 'K' },
 		{ 0 }
 	};
 	int c, li = 0;
@@ -268,6 +270,7 @@ static void parse_args(int argc, char **argv)
 		case 'f': o.file = optarg; break;
 		case 'W': o.file_rw = 1; break;
 		case 'x': o.move_to_slow = 1; break;
+		case 'K': o.split_kb = arg_int(n, optarg, 4, 1L << 20); break;
 		default: usage();
 		}
 	}
@@ -277,6 +280,11 @@ static void parse_args(int argc, char **argv)
 	}
 	if (o.procs < 1 || o.procs > MAX_PROCS || !o.size_mb || !o.batch || o.secs <= 0)
 		usage();
+	if (o.split_kb && ((o.split_kb << 10) % PAGE_SZ || o.populate || o.file)) {
+		fprintf(stderr, "workload: --split-kb takes a multiple of %lu, without --populate "
+			"or --file\n", (unsigned long)PAGE_SZ >> 10);
+		usage();
+	}
 	if (o.slow_node == o.fast_node) {
 		fprintf(stderr, "workload: --slow-node and --fast-node must differ\n");
 		usage();
@@ -309,6 +317,22 @@ static void parse_args(int argc, char **argv)
 }
 
 /*
+ * --split-kb: every other @chunk bytes of the region also executable, so
+ * that the region is one VMA per @chunk (neighbours with other flags do
+ * not merge): many mappings share each PTE table, as in a process with
+ * many small mappings.  The accesses are the same.
+ */
+static void split_region(char *base, unsigned long len, unsigned long chunk)
+{
+	for (unsigned long off = chunk; off < len; off += 2 * chunk) {
+		unsigned long n = len - off < chunk ? len - off : chunk;
+
+		if (mprotect(base + off, n, PROT_READ | PROT_WRITE | PROT_EXEC))
+			die("mprotect %s", "--split-kb");
+	}
+}
+
+/*
  * The region, 2 MB aligned, cut into o.procs slices of equal 2 MB-multiple
  * size, and the counters shared with the workers.  Returns the pages of a
  * slice.
@@ -332,6 +356,8 @@ static unsigned long map_region(void)
 		die("mmap %s", "region");
 	region = (char *)(((uintptr_t)raw + PMD_SZ - 1) & ~(PMD_SZ - 1));
 	region_pages = map_pages;
+	if (o.split_kb)
+		split_region(region, map_pages * PAGE_SZ, o.split_kb << 10);
 	cnt = mmap(NULL, map_pages * sizeof(uint32_t) + sizeof(struct wres) * MAX_PROCS,
 		   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (cnt == MAP_FAILED)

@@ -76,6 +76,7 @@ struct wl_opts {
 	const char *file;	/* MAP_SHARED mapping of this file instead of anonymous memory */
 	int file_rw;		/* map the file PROT_READ|PROT_WRITE (else PROT_READ) */
 	int move_to_slow;	/* fault in on the fast node, then move_pages() to the slow one */
+	unsigned long split_kb;	/* every other split_kb KB of the region a VMA of its own */
 	unsigned int sample_ms;
 	int verbose;
 	const char *go_file;	/* after setup: create <go_file>.ready, wait for <go_file> */
