@@ -182,7 +182,8 @@ static bool kmmscand_pmd_huge(pmd_t *pmd, unsigned long addr,
 /*
  * Remember that the PMD Accessed bit of the PTE table at [@start, @end)
  * was cleared, for the flush at the end of the pass
- * (kmmscand_flush_cleared()).  The walk goes up in address order, so
+ * (kmmscand_flush_cleared()) and for the table's later VMAs
+ * (kmmscand_cleared_in_pass()).  The walk goes up in address order, so
  * adjacent tables extend the last range; when all ranges are taken the
  * last one grows over the gap: a flush of more than was cleared costs
  * more but misses nothing.
@@ -203,14 +204,31 @@ static void kmmscand_note_cleared(struct kmmscand_mm_slot *ms,
 }
 
 /*
+ * Did this pass clear the PMD Accessed bit of the PTE table at @addr
+ * already?  It notes the whole table's range when it does
+ * (kmmscand_note_cleared()), and goes up in address order, so only the
+ * last range noted can hold @addr, and does when @addr is below its end.
+ */
+static bool kmmscand_cleared_in_pass(const struct kmmscand_mm_slot *ms,
+				     unsigned long addr)
+{
+	unsigned int n = ms->nr_cleared;
+
+	return n && addr < ms->cleared[n - 1].end;
+}
+
+/*
  * PMD-first: the non-leaf PMD Accessed bit is set by the page walker
  * whenever it translates through this PTE table.  If it is still clear
  * since a full pass cleared it (and flushed the TLB when that pass ended,
  * see kmmscand_flush_cleared() in mm/kmmscand.c), no PTE below was used
- * since, so skip the table without mapping it and age the history below
- * it.  Only at a table boundary (a visit resumed mid-table already
- * cleared it) and only without mmu notifiers (a secondary MMU does not
- * set it).  Returns true if the table was skipped.
+ * since, so skip the part of the table in this VMA without mapping it
+ * and age the history below it.  Not once this pass cleared the bit
+ * itself: the table's PTEs in a later VMA, or past where a visit stopped,
+ * have not been examined yet.  And only without mmu notifiers (a
+ * secondary MMU does not set the bit).  A table shared by many small
+ * VMAs thus costs one load per VMA when unused.  Returns true if the
+ * part was skipped.
  */
 static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 				    unsigned long next, struct mm_walk *walk)
@@ -219,8 +237,9 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 	spinlock_t *ptl;	/* the PMD lock */
 
 	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) || !w->pmd_skip ||
-	    !arch_has_hw_nonleaf_pmd_young() || (addr & ~PMD_MASK) ||
-	    mm_has_notifiers(walk->mm) || !pmd_present(pmde) || pmd_leaf(pmde))
+	    !arch_has_hw_nonleaf_pmd_young() || mm_has_notifiers(walk->mm) ||
+	    !pmd_present(pmde) || pmd_leaf(pmde) ||
+	    kmmscand_cleared_in_pass(w->ms, addr))
 		return false;
 	if (!pmd_young(pmde)) {
 		w->pmd_skipped++;
@@ -240,7 +259,8 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 	pmde = pmdp_get(pmd);
 	if (pmd_present(pmde) && !pmd_leaf(pmde) &&
 	    pmdp_test_and_clear_young(walk->vma, addr, pmd))
-		kmmscand_note_cleared(w->ms, addr, next);
+		kmmscand_note_cleared(w->ms, addr & PMD_MASK,
+				      (addr & PMD_MASK) + PMD_SIZE);
 	spin_unlock(ptl);
 	return false;
 }
@@ -592,11 +612,9 @@ static enum kmmscand_pmd_use kmmscand_pmd_use(struct mm_struct *mm,
  * young: go from the records to their PMDs instead, and skip or age
  * them as the walk would (its branches before kmmscand_scan_ptes() in
  * kmmscand_pmd_entry()), without setting up the walk and going through
- * every VMA of the mm.  Where a VMA starts inside such a table,
- * the walk would map the part of it in that VMA, and find no young page
- * there either; here it is skipped like a whole table.  With 100 mms
- * whose slow-tier tables all stay unused, this is most of the scanner's
- * work: a quick pass per mm every scan_period_min_ms.
+ * every VMA of the mm: with many mms whose slow-tier tables stay unused,
+ * or one with many VMAs, that is most of the scanner's work, a quick pass
+ * per mm every scan_period_min_ms.
  *
  * Only where the walk itself may skip tables by the PMD bit: the bit is
  * set by the hardware, MGLRU does not use it, and no secondary MMU maps

@@ -564,6 +564,85 @@ TEST_F_TIMEOUT(promote, split_table_promoted, 120)
 	region_unmap(&r);
 }
 
+/*
+ * One PTE table shared by 32 VMAs of 64 KB each, one hot slow-tier page
+ * in each of four of them but the first, and full passes only (the
+ * shortest and the longest period equal).  A full pass clears the
+ * table's PMD Accessed bit in the first VMA and must still read the PTEs
+ * of the others, although the bit it has just cleared says nobody used
+ * the table since (kmmscand_cleared_in_pass()); a pass that skipped them
+ * would never see the hot pages young.  Four pages stay in the TLB, so
+ * nothing walks the table between the clear and the flush at the end of
+ * the pass to set the bit again.
+ */
+TEST_F_TIMEOUT(promote, many_vmas_one_table, 120)
+{
+	const size_t pmd = thp_size(), chunk = 64 << 10;
+	const unsigned long per_chunk = chunk / psize();
+	unsigned long hot[MAX_HOT_RANGES], on0 = 0, passes, off, bad = 0, i;
+	struct hot_thread h = {};
+	struct kmm_stats s0, s1;
+	struct node_count nc;
+	struct region r = {};
+	long long t0, took = -1;
+	char *map;
+	int k, ret;
+
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 300));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 300));
+	map = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	r.map = map;
+	r.map_len = 2 * pmd;
+	r.base = (char *)(((uintptr_t)map + pmd - 1) & ~(pmd - 1));
+	r.len = pmd;
+	r.npages = pmd / psize();
+	r.seed = 0x5eed;
+	ret = region_fill_node1(&r, 0);
+	ASSERT_EQ(0, ret) TH_LOG("placing %zu kB on node 1: %s", pmd >> 10,
+				 strerror(-ret));
+	/* Neighbours with other flags do not merge: one VMA per chunk. */
+	for (off = chunk; off < pmd; off += 2 * chunk)
+		ASSERT_EQ(0, mprotect(r.base + off, chunk,
+				      PROT_READ | PROT_WRITE | PROT_EXEC));
+
+	/* A page in VMAs 7, 15, 23 and 31 of the table. */
+	for (k = 0; k < MAX_HOT_RANGES; k++) {
+		hot[k] = (8 * k + 7) * per_chunk + 3;
+		hot_add(&h, r.base + hot[k] * psize(), 1);
+	}
+	kmm_stats_read(&s0);
+	ASSERT_EQ(0, hot_start(&h));
+	t0 = now_ms();
+	while (now_ms() - t0 < DEADLINE_MS) {
+		for (on0 = 0, k = 0; k < MAX_HOT_RANGES; k++)
+			if (!where_pages(0, r.base + hot[k] * psize(), 1, &nc))
+				on0 += nc.n[0];
+		if (on0 == MAX_HOT_RANGES) {
+			took = now_ms() - t0;
+			break;
+		}
+		sleep_ms(POLL_MS);
+	}
+	passes = hot_stop(&h);
+	kmm_stats_read(&s1);
+	ksft_print_msg("32 VMAs in one table: %lu of %d hot pages on node 0 (%lld ms)\n",
+		       on0, MAX_HOT_RANGES, took);
+	log_deltas(&s0, &s1);
+	EXPECT_LE(0, took)
+		TH_LOG("hot pages past the first VMA of a table not promoted within %d ms",
+		       DEADLINE_MS);
+	for (i = 0, k = 0; i < r.npages; i++) {
+		bool is_hot = k < MAX_HOT_RANGES && i == hot[k];
+
+		bad += region_verify(&r, i, 1, is_hot ? passes : 0);
+		k += is_hot;
+	}
+	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
+	region_unmap(&r);
+}
+
 /* Processes with a user address space: each may hold the history floor. */
 static unsigned long user_processes(void)
 {
