@@ -298,6 +298,7 @@ struct kmmscand_walk {
 	struct kmmscand_mm_slot *ms;
 	unsigned long budget;		/* PTE slots left in this visit */
 	unsigned long stop_addr;	/* where the walk stopped early */
+	unsigned long skip_end;		/* end of the last PTE table skipped */
 	unsigned int hist_n;
 	unsigned int hot_k;
 	bool pmd_skip;

@@ -38,6 +38,9 @@ static int kmmscand_test_walk(unsigned long start, unsigned long end,
 	struct kmmscand_walk *w = walk->private;
 	struct vm_area_struct *vma = walk->vma;
 
+	/* Within a PTE table this visit skipped: nothing to do here either. */
+	if (end <= w->skip_end)
+		return 1;
 	if (!kmmscand_vma_nodes(vma, vma->vm_start, &w->owner_cpuset,
 				&w->owner_allowed, w->owner_mof, &w->allowed))
 		return 1;
@@ -376,6 +379,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	 */
 	if (kmmscand_table_skip(w, addr)) {
 		w->budget--;
+		w->skip_end = (addr & PMD_MASK) + PMD_SIZE;
 		return 0;
 	}
 	w->slow_seen = false;
@@ -389,6 +393,9 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	if (kmmscand_pmd_skip_table(pmd, pmde, addr, next, walk)) {
 		/* Still a slow-tier table as far as we know. */
 		w->slow_seen = kmmscand_table_slow(w, addr);
+		/* The table's later VMAs are skipped with it: record them. */
+		w->skip_end = (addr & PMD_MASK) + PMD_SIZE;
+		next = w->skip_end;
 		goto out;
 	}
 
@@ -472,6 +479,7 @@ static void kmmscand_walk_begin(struct kmmscand_walk *w,
 {
 	w->ms = ms;
 	w->stop_addr = 0;
+	w->skip_end = 0;
 	w->quick = ms->quick;
 	w->top_wake = ms->top_wake;
 	w->top_seen = false;
