@@ -513,6 +513,28 @@ TEST_F_TIMEOUT(promote, shared_promoted, 120)
 }
 
 /*
+ * @r: @len bytes (at most a PTE table) at the start of a PTE table, in a
+ * mapping of two tables' worth, filled on node 1.  Returns 0 or -errno.
+ */
+static int region_table_node1(struct region *r, size_t len)
+{
+	const size_t pmd = thp_size();
+	char *map = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	memset(r, 0, sizeof(*r));
+	if (map == MAP_FAILED)
+		return -errno;
+	r->map = map;
+	r->map_len = 2 * pmd;
+	r->base = (char *)(((uintptr_t)map + pmd - 1) & ~(pmd - 1));
+	r->len = len;
+	r->npages = len / psize();
+	r->seed = 0x5eed;
+	return region_fill_node1(r, 0);
+}
+
+/*
  * One PTE table, two VMAs: hot slow-tier pages in the first half of a
  * 2 MB range, the second half a VMA of its own (read-only) with no page in
  * it.  The scanner gets the table in two fragments, one per VMA; what the
@@ -528,20 +550,10 @@ TEST_F_TIMEOUT(promote, split_table_promoted, 120)
 	struct kmm_stats s0, s1;
 	struct region r = {};
 	long long took;
-	char *map;
 	int ret;
 
 	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 10000));
-	map = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, map);
-	r.map = map;
-	r.map_len = 2 * pmd;
-	r.base = (char *)(((uintptr_t)map + pmd - 1) & ~(pmd - 1));
-	r.len = half;
-	r.npages = half / psize();
-	r.seed = 0x5eed;
-	ret = region_fill_node1(&r, 0);
+	ret = region_table_node1(&r, half);
 	ASSERT_EQ(0, ret) TH_LOG("placing %zu kB on node 1: %s", half >> 10,
 				 strerror(-ret));
 	/* The second half of the table: a VMA of its own, left empty. */
@@ -585,21 +597,11 @@ TEST_F_TIMEOUT(promote, many_vmas_one_table, 120)
 	struct node_count nc;
 	struct region r = {};
 	long long t0, took = -1;
-	char *map;
 	int k, ret;
 
 	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 300));
 	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 300));
-	map = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, map);
-	r.map = map;
-	r.map_len = 2 * pmd;
-	r.base = (char *)(((uintptr_t)map + pmd - 1) & ~(pmd - 1));
-	r.len = pmd;
-	r.npages = pmd / psize();
-	r.seed = 0x5eed;
-	ret = region_fill_node1(&r, 0);
+	ret = region_table_node1(&r, pmd);
 	ASSERT_EQ(0, ret) TH_LOG("placing %zu kB on node 1: %s", pmd >> 10,
 				 strerror(-ret));
 	/* Neighbours with other flags do not merge: one VMA per chunk. */
