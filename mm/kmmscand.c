@@ -314,8 +314,7 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 			      &kmmscand_walk_ops, w);
 	kmmscand_flush_counts(w);
 	*queued |= w->candidates && !w->detect_only;
-	ms->watch = w->pmd_skip && arch_has_hw_nonleaf_pmd_young() &&
-		    !mm_has_notifiers(mm);
+	ms->watch = kmmscand_walk_pmd_bit(w, mm);
 	used = min_t(unsigned long, ms->budget, round_budget) - w->budget;
 
 	if (err == KMMSCAND_WALK_STOP && w->stop_addr < mm->task_size) {

@@ -539,6 +539,7 @@ extern const struct mm_walk_ops kmmscand_walk_ops;
 void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 			   unsigned long round_budget);
 void kmmscand_flush_counts(struct kmmscand_walk *w);
+bool kmmscand_walk_pmd_bit(const struct kmmscand_walk *w, struct mm_struct *mm);
 bool kmmscand_walk_idle(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 			unsigned long *used);
 

@@ -206,6 +206,25 @@ static void kmmscand_note_cleared(struct kmmscand_mm_slot *ms,
 	ms->nr_cleared++;
 }
 
+/**
+ * kmmscand_walk_pmd_bit - may the walk trust PMD Accessed bits in an mm?
+ * @w: the walk, set up for the visit
+ * @mm: the mm it visits
+ *
+ * Only where the hardware sets the non-leaf bit, pmd_skip is on, MGLRU
+ * does not use the bit (@w->pmd_skip), and no secondary MMU maps @mm (it
+ * would not set the bit).
+ *
+ * Context: the scanner thread.
+ *
+ * Return: true if a clear bit means the table was not used.
+ */
+bool kmmscand_walk_pmd_bit(const struct kmmscand_walk *w, struct mm_struct *mm)
+{
+	return IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) && w->pmd_skip &&
+	       arch_has_hw_nonleaf_pmd_young() && !mm_has_notifiers(mm);
+}
+
 /*
  * Did this pass clear the PMD Accessed bit of the PTE table at @addr
  * already?  It notes the whole table's range when it does
@@ -239,10 +258,8 @@ static bool kmmscand_pmd_skip_table(pmd_t *pmd, pmd_t pmde, unsigned long addr,
 	struct kmmscand_walk *w = walk->private;
 	spinlock_t *ptl;	/* the PMD lock */
 
-	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) || !w->pmd_skip ||
-	    !arch_has_hw_nonleaf_pmd_young() || mm_has_notifiers(walk->mm) ||
-	    !pmd_present(pmde) || pmd_leaf(pmde) ||
-	    kmmscand_cleared_in_pass(w->ms, addr))
+	if (!kmmscand_walk_pmd_bit(w, walk->mm) || !pmd_present(pmde) ||
+	    pmd_leaf(pmde) || kmmscand_cleared_in_pass(w->ms, addr))
 		return false;
 	if (!pmd_young(pmde)) {
 		w->pmd_skipped++;
@@ -485,6 +502,12 @@ static void kmmscand_walk_begin(struct kmmscand_walk *w,
 	w->top_seen = false;
 	w->slow_seen = false;
 	w->hist_n = READ_ONCE(kmmscand_hot_history);
+	/*
+	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
+	 * non-leaf PMD Accessed bit is clear: clearing it would hide the
+	 * table from reclaim.  Leave those bits to MGLRU.
+	 */
+	w->pmd_skip = READ_ONCE(kmmscand_pmd_skip) && !lru_gen_enabled();
 	w->last_queued = NULL;
 	w->tbl = NULL;
 	w->tbl_idx = ULONG_MAX;
@@ -528,12 +551,6 @@ void kmmscand_prepare_walk(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	kmmscand_walk_begin(w, ms);
 	w->budget = min_t(unsigned long, ms->budget, round_budget);
 	w->hot_k = min(k, w->hist_n);
-	/*
-	 * MGLRU's page table walk (walk_pmd_range()) skips PTE tables whose
-	 * non-leaf PMD Accessed bit is clear: clearing it would hide the
-	 * table from reclaim.  Leave those bits to MGLRU.
-	 */
-	w->pmd_skip = READ_ONCE(kmmscand_pmd_skip) && !lru_gen_enabled();
 	w->tlb_flush = READ_ONCE(kmmscand_tlb_flush);
 	w->detect_only = !READ_ONCE(kmmscand_promote_rate_mbps);
 	w->target_override = READ_ONCE(kmmscand_target_node);
@@ -624,9 +641,8 @@ static enum kmmscand_pmd_use kmmscand_pmd_use(struct mm_struct *mm,
  * or one with many VMAs, that is most of the scanner's work, a quick pass
  * per mm every scan_period_min_ms.
  *
- * Only where the walk itself may skip tables by the PMD bit: the bit is
- * set by the hardware, MGLRU does not use it, and no secondary MMU maps
- * the mm.
+ * Only where the walk itself may skip tables by the PMD bit
+ * (kmmscand_walk_pmd_bit()).
  *
  * Context: the scanner thread, under mmap_read_lock().
  *
@@ -640,11 +656,9 @@ bool kmmscand_walk_idle(struct kmmscand_walk *w, struct kmmscand_mm_slot *ms,
 	struct kmmscand_table *t;
 	unsigned long start, n = 0;
 
-	if (!IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) ||
-	    !arch_has_hw_nonleaf_pmd_young() || !READ_ONCE(kmmscand_pmd_skip) ||
-	    lru_gen_enabled() || mm_has_notifiers(mm))
-		return false;
 	kmmscand_walk_begin(w, ms);
+	if (!kmmscand_walk_pmd_bit(w, mm))
+		return false;
 	/* kmmscand_table_skip() only marks a skipped record: it can repeat. */
 	for (t = kmmscand_table_next_slow(ms, NULL); t;
 	     t = kmmscand_table_next_slow(ms, t)) {
