@@ -166,9 +166,12 @@ static void kmmscand_slot_reset(struct kmmscand_mm_slot *ms)
  * the last full one found.  Between full passes, quick passes over the
  * tables that held slow-tier pages run every scan_period_min_ms, so that
  * a new hot set on the slow tier is seen within a short period even when
- * the full passes have backed off to scan_period_max_ms.
+ * the full passes have backed off to scan_period_max_ms; up to
+ * KMMSCAND_QUICK_MAX times that while they keep finding every such table
+ * unused (@unused: the pass ended in kmmscand_walk_idle(), see
+ * kmmscand_next_quick()).
  */
-static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
+static void kmmscand_pass_end(struct kmmscand_mm_slot *ms, bool unused)
 {
 	struct mm_struct *mm = ms->slot.mm;
 	unsigned int pmin = READ_ONCE(kmmscand_scan_period_min_ms);
@@ -196,11 +199,15 @@ static void kmmscand_pass_end(struct kmmscand_mm_slot *ms)
 	ms->in_pass = false;
 	ms->cursor = 0;
 	ms->next_scan = ms->next_full;
+	ms->quick_ms = kmmscand_next_quick(ms->quick_ms, unused, ms->young,
+					   pmin);
 	/* Confirm what this pass found young, and watch slow-tier tables. */
-	if (ms->warm || ms->cand_cur ||
-	    (ms->watch && ms->nr_tables > ms->nr_top))
+	if (ms->warm || ms->cand_cur)
 		ms->next_scan = min_t(unsigned long, ms->next_scan,
 				      now + msecs_to_jiffies(pmin));
+	else if (ms->watch && ms->nr_tables > ms->nr_top)
+		ms->next_scan = min_t(unsigned long, ms->next_scan,
+				      now + msecs_to_jiffies(ms->quick_ms));
 	if (!ms->quick) {
 		ms->cand_cur = 0;
 		ms->warm = 0;
@@ -302,7 +309,7 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 		kmmscand_flush_counts(w);
 		ms->watch = true;
 		mmap_read_unlock(mm);
-		kmmscand_pass_end(ms);
+		kmmscand_pass_end(ms, true);
 		goto out;
 	}
 
@@ -332,7 +339,7 @@ static unsigned long kmmscand_visit(struct kmmscand_mm_slot *ms,
 				kmmscand_flush_cleared(ms, mm));
 	mmap_read_unlock(mm);
 	if (ended)
-		kmmscand_pass_end(ms);
+		kmmscand_pass_end(ms, false);
 	set_active_memcg(old_memcg);
 	mem_cgroup_put(memcg);
 out:

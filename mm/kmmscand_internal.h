@@ -149,7 +149,9 @@ static inline size_t kmmscand_planes_size(unsigned int n)
  * @in_pass: a pass has started and not ended yet
  * @quick: the pass in progress is a quick one
  * @watch: quick passes are cheap for this mm (PMD Accessed bits usable),
- *	so its slow-tier tables are watched at the shortest period
+ *	so its slow-tier tables are watched by quick passes
+ * @quick_ms: interval to the next quick pass that only watches (see
+ *	kmmscand_next_quick()); 0 until the first pass ends
  * @period_ms: current scan period (adaptive)
  * @budget: PTE slots examined per visit at most (adaptive)
  * @passes: complete passes so far
@@ -211,6 +213,7 @@ struct kmmscand_mm_slot {
 	bool in_pass;
 	bool quick;
 	bool watch;
+	unsigned int quick_ms;
 	unsigned int period_ms;
 	unsigned int budget;
 	unsigned long passes;

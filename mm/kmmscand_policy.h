@@ -162,8 +162,9 @@ static inline bool kmmscand_table_due(unsigned int seq, unsigned long idx,
  * it reaches the maximum period: 500 ms -> 5000 ms takes 11 idle passes.
  * Pages that start being used, or a burst of new hot pages, halve the
  * period at once.  Independently of the period, a pass that found warm
- * pages or candidates, and an mm with slow-tier pages at all, get a quick
- * pass (slow-tier tables only) after scan_period_min_ms (mm/kmmscand.c).
+ * pages or candidates get a quick pass (slow-tier tables only) after
+ * scan_period_min_ms, and an mm with slow-tier pages at all one after
+ * kmmscand_next_quick() (mm/kmmscand.c).
  * A pass that finds a young slow-tier page in an idle table runs at the
  * full budget from then on (kmmscand_visit_budget()).
  */
@@ -257,6 +258,51 @@ static inline unsigned int kmmscand_next_budget(unsigned int budget,
 	else if (cur > last || cur == 0)
 		budget = budget > UINT_MAX / 2 ? UINT_MAX : budget * 2;
 	return kmmscand_clamp_budget(budget, scan_size);
+}
+
+/*
+ * Quick passes that only watch.  An mm with slow-tier pages gets a quick
+ * pass between its full passes, so that a hot set appearing on the slow
+ * tier is seen soon even when the full passes are scan_period_max_ms
+ * apart.  When every slow-tier table of the mm stayed unused since the
+ * last full pass (its PMD Accessed bit clear), the quick pass reads one
+ * PMD entry per table and nothing else: its cost is the visit itself, paid
+ * by each registered mm.  So the interval between such quick passes grows
+ * by a quarter per pass that found all of them unused, up to
+ * KMMSCAND_QUICK_MAX times scan_period_min_ms, and falls back to
+ * scan_period_min_ms as soon as a pass finds a young slow-tier page.  The
+ * bound keeps a new hot set within two quick passes of
+ * KMMSCAND_QUICK_MAX + 1 minimum periods: one to see it young, one
+ * scan_period_min_ms later to confirm it (K = N = 2).
+ */
+#define KMMSCAND_QUICK_MAX	2
+
+/**
+ * kmmscand_next_quick - the interval to an mm's next quick pass that watches
+ * @quick: the current interval in ms (0 before the first pass)
+ * @unused: the pass that ended found every slow-tier table of the mm
+ *	unused since the last full pass, or idle and not in its turn
+ * @young: the pass that ended found a young slow-tier page
+ * @pmin: scan_period_min_ms
+ *
+ * A pass that is neither (it walked tables in use and found only top-tier
+ * pages young) leaves the interval as it was.
+ *
+ * Return: the new interval, within [@pmin, KMMSCAND_QUICK_MAX * @pmin]
+ * (saturating at UINT_MAX).
+ */
+static inline unsigned int kmmscand_next_quick(unsigned int quick,
+					       bool unused, bool young,
+					       unsigned int pmin)
+{
+	unsigned int max = pmin > UINT_MAX / KMMSCAND_QUICK_MAX ?
+			   UINT_MAX : pmin * KMMSCAND_QUICK_MAX;
+
+	if (young)
+		return pmin;
+	if (unused)
+		quick = quick > UINT_MAX - quick / 4 ? UINT_MAX : quick + quick / 4;
+	return clamp(quick, pmin, max);
 }
 
 /*

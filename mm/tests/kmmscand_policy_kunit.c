@@ -92,6 +92,35 @@ static void kmmscand_test_period_overflow(struct kunit *test)
 					     500, 5000));
 }
 
+static void kmmscand_test_quick_interval(struct kunit *test)
+{
+	unsigned int q = 0;
+	int i;
+
+	/* The first pass starts at the minimum period. */
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_quick(0, false, false, 500));
+	/* Unused slow-tier tables: + 1/4 per pass, up to twice the minimum. */
+	KUNIT_EXPECT_EQ(test, 625U, kmmscand_next_quick(500, true, false, 500));
+	KUNIT_EXPECT_EQ(test, 781U, kmmscand_next_quick(625, true, false, 500));
+	for (i = 0; i < 100; i++)
+		q = kmmscand_next_quick(q, true, false, 500);
+	KUNIT_EXPECT_EQ(test, 500U * KMMSCAND_QUICK_MAX, q);
+	/* A walk that found nothing young on the slow tier keeps it. */
+	KUNIT_EXPECT_EQ(test, 781U, kmmscand_next_quick(781, false, false, 500));
+	/* A young slow-tier page brings it back to the minimum at once. */
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_quick(1000, false, true, 500));
+	KUNIT_EXPECT_EQ(test, 500U, kmmscand_next_quick(1000, true, true, 500));
+	/* A changed minimum applies at the next pass, either way. */
+	KUNIT_EXPECT_EQ(test, 200U, kmmscand_next_quick(1000, false, false, 100));
+	KUNIT_EXPECT_EQ(test, 2000U, kmmscand_next_quick(1000, false, false, 2000));
+	/* No wrap near UINT_MAX. */
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_quick(UINT_MAX - 1, true, false, UINT_MAX));
+	KUNIT_EXPECT_EQ(test, UINT_MAX,
+			kmmscand_next_quick(UINT_MAX - 1, true, false,
+					    UINT_MAX / 2 + 1));
+}
+
 static void kmmscand_test_hot_first_touch(struct kunit *test)
 {
 	unsigned int h = 0;
@@ -184,6 +213,7 @@ static struct kunit_case kmmscand_policy_cases[] = {
 	KUNIT_CASE(kmmscand_test_period_idle),
 	KUNIT_CASE(kmmscand_test_period_clamp),
 	KUNIT_CASE(kmmscand_test_period_overflow),
+	KUNIT_CASE(kmmscand_test_quick_interval),
 	KUNIT_CASE(kmmscand_test_hot_first_touch),
 	KUNIT_CASE(kmmscand_test_hot_k_of_n),
 	KUNIT_CASE(kmmscand_test_history_aging),

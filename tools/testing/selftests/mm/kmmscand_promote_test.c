@@ -669,12 +669,15 @@ static unsigned long user_processes(void)
 
 /*
  * A hot set that appears while full passes are a minute apart is found by
- * the quick passes, every scan_period_min_ms, which look again only at the
- * tables that held slow-tier pages, and skip those whose PMD Accessed bit
- * stayed clear without walking the mm (kmmscand_walk_idle()).  A quick
- * pass that took a table in use for unused would leave the hot set to the
- * next full pass, 30 s or more away, and K = N = 2 needs two passes to
- * see it young.
+ * the quick passes, which look again only at the tables that held
+ * slow-tier pages, and skip those whose PMD Accessed bit stayed clear
+ * without walking the mm (kmmscand_walk_idle()).  While they find every
+ * such table unused, they come every scan_period_min_ms growing to twice
+ * that (kmmscand_next_quick()); the hot set appears after enough quiet
+ * for that.  A quick pass that took a table in use for unused, or quick
+ * passes that stopped while nothing changed, would leave the hot set to
+ * the next full pass, 30 s or more away, and K = N = 2 needs two passes
+ * to see it young.
  */
 TEST_F_TIMEOUT(promote, quick_pass_finds_new_hot_set, 120)
 {
@@ -716,6 +719,14 @@ TEST_F_TIMEOUT(promote, quick_pass_finds_new_hot_set, 120)
 	ASSERT_LE(want, passes_seen)
 		TH_LOG("the scanner made %llu passes in 10 s, want %llu",
 		       passes_seen, want);
+	/*
+	 * 4 s of quiet: at least five quick passes at 0.5-1 s, which find the
+	 * region unused and take the interval to its bound.
+	 */
+	sleep_ms(4000);
+	kmm_stats_read(&s1);
+	ksft_print_msg("%llu passes in the 4 s of quiet\n",
+		       D(&s0, &s1, S_MM_SCAN) - passes_seen);
 
 	hot_add(&h, r.base + first * psize(), n);
 	ASSERT_EQ(0, hot_start(&h));
