@@ -79,6 +79,10 @@ def redis_metrics(run, dur):
     m["kthread_cpu_s"] = sum(run["cpu"].values())
     for k, x in run["cpu"].items():
         m["cpu_" + k] = x
+    for k, x in run.get("cpu_late", {}).items():
+        m["cpu_late_" + k] = x
+    m["kthread_cpu_late_s"] = (sum(run["cpu_late"].values())
+                               if run.get("cpu_late") else None)
     # the server's own time: NUMA balancing's scanning and hint faults are
     # charged to it
     m["task_sys_s"] = num(r.get("server_stime"), 0)
@@ -153,6 +157,10 @@ def metrics(run, dur=None, fast="0"):
     m["kthread_cpu_s"] = sum(run["cpu"].values())
     for k, x in run["cpu"].items():
         m["cpu_" + k] = x
+    for k, x in run.get("cpu_late", {}).items():
+        m["cpu_late_" + k] = x
+    m["kthread_cpu_late_s"] = (sum(run["cpu_late"].values())
+                               if run.get("cpu_late") else None)
     m["fast_free_start_mb"] = fast_free_start(run, fast)
     m["task_sys_s"] = num(r.get("work_stime"), 0)
     m["task_user_s"] = num(r.get("work_utime"), 0)

@@ -40,7 +40,7 @@ def parse(path):
                        "policy": "damos-naive" if pol == "damos" else pol,
                        "rep": int(num(d.get("rep"), 1)), "rate": None, "balloon": {},
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
-                       "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {},
+                       "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {}, "cpu_late": {},
                        "damos": {}, "skip": None, "info": [], "warn": [], "vmstall": [],
                        "wakelat": {},
                        "phase": None,
@@ -62,6 +62,9 @@ def parse(path):
             elif tag.startswith("@@CPU "):
                 _, k, v = tag.split()
                 cur["cpu"][k] = num(v, 0)
+            elif tag.startswith("@@CPULATE "):
+                _, k, v = tag.split()
+                cur["cpu_late"][k] = num(v, 0)
             elif tag.startswith("@@DAMOS "):
                 _, k, v = tag.split()
                 cur["damos"][k] = int(v)

@@ -11,6 +11,8 @@
 #      workloads: CFG/LOAD/SETUP/NM/BM/REDIS-TEST/REDIS-RESULT lines>
 #     @@VMSTAT <counter> <delta>          /proc/vmstat deltas (nonzero, selected)
 #     @@CPU <thread> <seconds>            promoter kthread utime+stime deltas
+#     @@CPULATE <thread> <seconds>        the same over the run's last third
+#                                         (DUR - 2*DUR/3 s): the steady state
 #     @@DAMOS <stat> <value>              DAMOS scheme stats (damos-* policies)
 #     @@RATE <MB/s>                       the policy's promotion rate limit
 #     @@SKIP <reason>                     policy not available on this kernel
@@ -699,9 +701,18 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	fi
 	wl_on=0
 	[ "$WAKELAT" = 1 ] && wakelat_start && wl_on=1
+	# The promoters' CPU over the last third of the run, once the hot
+	# set has usually settled: what the policy costs while nothing
+	# changes.
+	rm -f $TMP/cpuL
+	( sleep $((DUR * 2 / 3)) && cpu_snapshot $TMP/cpuL.new &&
+	  mv $TMP/cpuL.new $TMP/cpuL ) &
+	lpid=$!
 	touch $TMP/go
 	wait $wpid
 	rc=$?
+	kill $lpid 2>/dev/null
+	wait $lpid 2>/dev/null
 	t1=$(date +%s)
 	[ $wl_on = 1 ] && wakelat_stop
 	[ -n "$ppid" ] && perf_top $ppid
@@ -717,6 +728,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	vmstat_delta "$vm0" "$vm1" | tr ' ' '\n' |
 		awk -F= 'NF == 2 && $2 != 0 { print "@@VMSTAT " $1 " " $2 }'
 	cpu_delta $TMP/cpu0 $TMP/cpu1
+	[ -s $TMP/cpuL ] && cpu_delta $TMP/cpuL $TMP/cpu1 | sed 's/^@@CPU /@@CPULATE /'
 	# The guest's CPUs stalled during the run: under TCG on a loaded host
 	# an emulated string instruction (the kernel's page copy or clear) has
 	# been seen to stall a vCPU for 20-50 s, in kmmscand's thread, in NUMA
