@@ -41,6 +41,7 @@ def parse(path):
                        "rep": int(num(d.get("rep"), 1)), "rate": None, "balloon": {},
                        "args": tag.split(" args=", 1)[1] if " args=" in tag else "",
                        "T": [], "result": {}, "W": [], "vmstat": {}, "cpu": {}, "cpu_late": {},
+                       "cpu_exact": {}, "cpu_exact_late": {},
                        "damos": {}, "skip": None, "info": [], "warn": [], "vmstall": [],
                        "wakelat": {},
                        "phase": None,
@@ -62,9 +63,11 @@ def parse(path):
             elif tag.startswith("@@CPU "):
                 _, k, v = tag.split()
                 cur["cpu"][k] = num(v, 0)
-            elif tag.startswith("@@CPULATE "):
-                _, k, v = tag.split()
-                cur["cpu_late"][k] = num(v, 0)
+            elif tag.startswith(("@@CPULATE ", "@@CPUEXACT ", "@@CPUEXACTLATE ")):
+                t, k, v = tag.split()
+                key = {"@@CPULATE": "cpu_late", "@@CPUEXACT": "cpu_exact",
+                       "@@CPUEXACTLATE": "cpu_exact_late"}[t]
+                cur[key][k] = num(v, 0)
             elif tag.startswith("@@DAMOS "):
                 _, k, v = tag.split()
                 cur["damos"][k] = int(v)

@@ -480,7 +480,9 @@ def scale_md(r):
                   "ones are populated on the slow node.  CPU per GB is promoter CPU "
                   "(kthreads + task sys above `none`) per GB mapped per second of run; "
                   "the last third is the kthreads' CPU over the run's last third, "
-                  "the steady state once the hot set has settled.\n")
+                  "the steady state once the hot set has settled: their exact time on "
+                  "a CPU where the guest kernel reports it (/proc/<pid>/sched), else "
+                  "timer ticks.\n")
         md.append("| workload | processes | GB mapped | policy | promoter CPU s | "
                   "ms per GB per s | kthread CPU s | kthread CPU s, last third | "
                   "PTEs scanned | t90 s (%s) | hot on node0 end %% | history peak B |" % pm)
@@ -497,7 +499,7 @@ def scale_md(r):
                     wl, procs, gb, " dense" if dense else "", p,
                     cell(wl, p, "promoter_cpu_s", 2, "-"), fmt(per_gb, 1, "-"),
                     cell(wl, p, "kthread_cpu_s", 2, "-"),
-                    cell(wl, p, "kthread_cpu_late_s", 2, "-"),
+                    cell(wl, p, "kthread_cpu_late_s", 3, "-"),
                     cell(wl, p, "kmmscand_pte_scanned", 0, "-"), cell(wl, p, "t90_s"),
                     cell(wl, p, "hot_final_pct", 1, "-"),
                     cell(wl, p, "history_peak_bytes", 0, "-")))

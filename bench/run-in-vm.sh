@@ -11,8 +11,10 @@
 #      workloads: CFG/LOAD/SETUP/NM/BM/REDIS-TEST/REDIS-RESULT lines>
 #     @@VMSTAT <counter> <delta>          /proc/vmstat deltas (nonzero, selected)
 #     @@CPU <thread> <seconds>            promoter kthread utime+stime deltas
-#     @@CPULATE <thread> <seconds>        the same over the run's last third
-#                                         (DUR - 2*DUR/3 s): the steady state
+#     @@CPUEXACT <thread> <seconds>       the same, exact (time on a CPU)
+#     @@CPULATE / @@CPUEXACTLATE <thread> <seconds>  both over the run's
+#                                         last third (DUR - 2*DUR/3 s): the
+#                                         steady state
 #     @@DAMOS <stat> <value>              DAMOS scheme stats (damos-* policies)
 #     @@RATE <MB/s>                       the policy's promotion rate limit
 #     @@SKIP <reason>                     policy not available on this kernel
@@ -494,19 +496,39 @@ promoters() {
 	done
 }
 
-cpu_snapshot() {	# cpu_snapshot FILE: "comm pid ticks"
+# "comm pid ticks ms": utime + stime in clock ticks, sampled at the
+# timer tick (USER_HZ=100 in /proc), and the thread's exact time on a CPU
+# in ms (se.sum_exec_runtime of /proc/<pid>/sched, CONFIG_SCHED_DEBUG;
+# "-" without it).  A thread that runs in bursts shorter than a tick is
+# counted by the ticks only statistically: 0.04 s of ticks over 20 s is
+# 4 of them.
+cpu_snapshot() {	# cpu_snapshot FILE
 	promoters | while read -r comm pid; do
 		# fields after the ")" : state(3) ... utime(14) stime(15)
 		t=$(sed 's/^.*) //' /proc/$pid/stat 2>/dev/null | awk '{print $12 + $13}')
-		[ -n "$t" ] && echo "$comm $pid $t"
+		ms=$(awk '$1 == "se.sum_exec_runtime" { print $3 }' /proc/$pid/sched 2>/dev/null)
+		[ -n "$t" ] && echo "$comm $pid $t ${ms:--}"
 	done > "$1"
 }
 
-cpu_delta() {	# cpu_delta BEFORE AFTER -> @@CPU lines (seconds, USER_HZ=100)
-	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '
-	FNR == NR { b[$1 " " $2] = $3; next }
-	{ d = $3 - b[$1 " " $2]; name = $1; sub(/\.[0-9]+$/, "", name); s[name] += d }
-	END { for (n in s) printf "@@CPU %s %.2f\n", n, s[n] / hz }' "$1" "$2"
+# cpu_delta BEFORE AFTER [TAG]: @@CPU<TAG> lines (seconds, from the ticks)
+# and, where both snapshots have the exact time, @@CPUEXACT<TAG> lines
+cpu_delta() {
+	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" -v tag="${3:-}" '
+	FNR == NR { b[$1 " " $2] = $3; bm[$1 " " $2] = $4; next }
+	{
+		k = $1 " " $2; name = $1; sub(/\.[0-9]+$/, "", name)
+		s[name] += $3 - b[k]
+		# a thread started during the run counts from 0, as for the ticks
+		if ($4 == "-" || ((k in bm) && bm[k] == "-")) noexact[name] = 1
+		else e[name] += $4 - ((k in bm) ? bm[k] : 0)
+	}
+	END {
+		for (n in s) {
+			printf "@@CPU%s %s %.2f\n", tag, n, s[n] / hz
+			if (!(n in noexact)) printf "@@CPUEXACT%s %s %.4f\n", tag, n, e[n] / 1000
+		}
+	}' "$1" "$2"
 }
 
 VMSTAT_KEYS='^(pgpromote_|pgmigrate_|numa_|kmmscand_|pgdemote_|thp_migration_|pgscan_|pgsteal_|compact_|thp_fault_|thp_split_|pgfault|pgmajfault)'
@@ -728,7 +750,7 @@ run_one() {	# run_one WORKLOAD POLICY REP
 	vmstat_delta "$vm0" "$vm1" | tr ' ' '\n' |
 		awk -F= 'NF == 2 && $2 != 0 { print "@@VMSTAT " $1 " " $2 }'
 	cpu_delta $TMP/cpu0 $TMP/cpu1
-	[ -s $TMP/cpuL ] && cpu_delta $TMP/cpuL $TMP/cpu1 | sed 's/^@@CPU /@@CPULATE /'
+	[ -s $TMP/cpuL ] && cpu_delta $TMP/cpuL $TMP/cpu1 LATE
 	# The guest's CPUs stalled during the run: under TCG on a loaded host
 	# an emulated string instruction (the kernel's page copy or clear) has
 	# been seen to stall a vCPU for 20-50 s, in kmmscand's thread, in NUMA
