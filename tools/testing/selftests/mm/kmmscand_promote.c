@@ -21,6 +21,8 @@ int region_fill_node1(struct region *r, int flags)
 {
 	unsigned long words = psize() / sizeof(uint64_t), i, w;
 	bool thp = flags & REGION_THP;
+	void *first = r->base;
+	int node = 1, status;
 	struct node_count nc;
 
 	if (madvise(r->base, r->len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
@@ -36,6 +38,16 @@ int region_fill_node1(struct region *r, int flags)
 			p[w] = pattern(r, i, w);
 	}
 	if (!(flags & REGION_BOUND) && unbind(r->base, r->len))
+		return -errno;
+	/*
+	 * The last pages faulted in wait in this CPU's LRU add batch, off
+	 * the LRU, until this CPU drains it: kmmscand's migrator skips a
+	 * folio that is not on the LRU, so a hot page among them would not
+	 * move while this CPU runs only the test's loops.  move_pages() with
+	 * a target node drains every CPU's batches first (lru_cache_disable()
+	 * in do_pages_move()); the page asked for is on node 1 already.
+	 */
+	if (sys_move_pages(0, 1, &first, &node, &status, MPOL_MF_MOVE))
 		return -errno;
 	if (where_pages(0, r->base, r->npages, &nc))
 		return -errno;
