@@ -22,5 +22,5 @@ bench-report: ## Re-run the bench report on BENCH_RAW=<raw.log>
 	@test -n "$(BENCH_RAW)" || { echo "set BENCH_RAW=bench-results/<ts>/raw.log"; exit 2; }
 	@bench/bench.sh
 
-bench-workload: ## Build the bench workload binary (build/bench/workload)
-	@mkdir -p build/bench && gcc -static -O2 -Wall -Wextra -pthread -o build/bench/workload bench/workload.c bench/workload_*.c -lm
+bench-workload: ## Build the workload binary (build/bench/workload, workload/build.sh)
+	@workload/build.sh build/bench/workload

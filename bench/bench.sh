@@ -80,7 +80,7 @@ else
 	[ -x "$TOP/harness/vm-run.sh" ] ||
 		{ log "harness/vm-run.sh not found: merge main (the harness) first"; exit 2; }
 	need_pkgs "${BENCH_PKGS[@]}"
-	gcc -static -O2 -Wall -Wextra -pthread -o "$out/workload" "$TOP"/bench/workload.c "$TOP"/bench/workload_*.c -lm
+	"$TOP/workload/build.sh" "$out/workload"
 	cp "$TOP/bench/run-in-vm.sh" "$TOP/bench/redis-workload.sh" "$TOP/harness/guest/lib.sh" "$out/"
 	chmod +x "$out/run-in-vm.sh" "$out/redis-workload.sh"
 	# file-shared maps a file of the host: in the guest it is page cache of

@@ -7,7 +7,7 @@
 # of the keyspace, its -r option) lie scattered through the heap.  All of the
 # server's memory is then moved to the slow node with migratepages(8): its
 # memory policy stays the default one, so promotion is allowed.  After the
-# go-file handshake of bench/workload.c (create F.ready, wait for F: the
+# go-file handshake of workload/workload.c (create F.ready, wait for F: the
 # driver switches the policy on in between), redis-benchmark runs for --secs
 # seconds in loop mode (-l, --loop-n requests per loop):
 #   --mix get   GET only, --clients connections

@@ -45,7 +45,7 @@
 #            vmas (hotcold with one VMA per 64 KB: many small mappings
 #            share each PTE table; in no preset)
 #            uniform populate file-shared file-shared-rw thp-move (the
-#            microbenchmarks, bench/workload.c)
+#            microbenchmarks, workload/workload.c)
 #            scale-<N>p-<G>g (N processes sharing a sparse G GB mapping),
 #            scale-dense-<G>g (G GB densely on the slow node); both with a
 #            SCALE_HOT_MB hot set

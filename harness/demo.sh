@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # demo.sh -- `make demo`: boot the patched kernel in the two-tier VM and run
-# tierdemo: 64 MB on node 1, 8 MB of it hot; print per second where the hot
-# pages are and kmmscand's counters, then a summary.
+# the workload (workload/): 64 MB on node 1, 8 MB of it hot; it prints once
+# a second where the hot and cold pages are, then kmmscand's counters and a
+# summary.  DEMO_ARGS are the workload's options (workload --help).
 source "$(dirname "$0")/lib.sh"
-DEMO_ARGS=${DEMO_ARGS:--m 64 -H 8 -t 20}
+DEMO_ARGS=${DEMO_ARGS:---mode hotcold --size-mb 64 --hot-mb 8 --secs 20 --sample-ms 1000}
 "$HARNESS/build-kernel.sh"
 out=$BUILD/demo
 mkdir -p "$out"
 need_pkgs gcc libc6-dev
-gcc -static -O2 -Wall -o "$out/tierdemo" "$HARNESS/demo/tierdemo.c" -lpthread
+"$TOP/workload/build.sh" "$out/workload"
 { echo "DEMO_ARGS='$DEMO_ARGS'"; cat "$HARNESS/demo/demo-job.sh"; } > "$out/demo-job.sh"
-VM_OUT=$out/vm FILES="$out/tierdemo" VM_TIMEOUT=${VM_TIMEOUT:-300} \
+VM_OUT=$out/vm FILES="$out/workload" VM_TIMEOUT=${VM_TIMEOUT:-300} \
 	exec "$HARNESS/vm-run.sh" "$out/demo-job.sh"

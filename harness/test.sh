@@ -161,13 +161,13 @@ extra_vm multi-top kmmscand_multi_top_test NODE2_MB=512 DIMM1_MB=0
 ul=$out/userland
 mkdir -p "$ul"
 need_pkgs "${USERLAND_PKGS[@]}"
-gcc -static -O2 -Wall -o "$ul/tierdemo" "$HARNESS/demo/tierdemo.c" -lpthread
+"$TOP/workload/build.sh" "$ul/workload"
 cp "$HARNESS/guest/userland-check.sh" "$HARNESS/guest/lib.sh" "$ul/"
 echo 'exec bash /opt/prog/userland-check.sh' > "$ul/job"
 log "booting the VM on the host's root filesystem for the userland checks"
 ulrc=0
 VM_HOSTFS=1 VM_TIMEOUT=${UL_TIMEOUT:-300} "$HARNESS/vm-job.sh" "$ul" "$ul/job" \
-	"$ul/tierdemo" "$ul/userland-check.sh" "$ul/lib.sh" || ulrc=$?
+	"$ul/workload" "$ul/userland-check.sh" "$ul/lib.sh" || ulrc=$?
 sed 's/^/    | /' "$ul/stderr.log" >&2
 grep -E '^(ok|not ok|skip) userland:' "$ul/stdout.log" >> "$host"
 if [ $ulrc -ne 0 ] || ! grep -q 'userland:numastat' "$ul/stdout.log"; then

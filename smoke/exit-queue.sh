@@ -1,7 +1,7 @@
 # Guest side (busybox sh) of the exit-with-a-full-queue measurement:
 #   gcc -O2 -static -o build/fork_exit smoke/fork_exit.c
-#   make demo   # builds build/demo/tierdemo
-#   make vm-run PROG=smoke/exit-queue.sh FILES="build/fork_exit build/demo/tierdemo"
+#   workload/build.sh build/workload
+#   make vm-run PROG=smoke/exit-queue.sh FILES="build/fork_exit build/workload"
 # A 64 MB all-hot set on node 1 with the rate limit at 1 MB/s fills the
 # promotion queue (8192 candidates); fork_exit then measures fork + exit +
 # wait of registered processes while it is full, and again once the limit
@@ -22,7 +22,8 @@ wait_held() {	# wait_held full|empty: poll up to 30 s
 }
 echo 1 > $K/promote_rate_limit_mbps
 echo 32 > $K/migrate_batch
-/opt/prog/tierdemo -m 64 -H 64 -t 120 > /tmp/tierdemo.log 2>&1 &
+/opt/prog/workload --mode hotcold --size-mb 64 --hot-pct 100 --secs 120 \
+	--sample-ms 1000 > /tmp/workload.log 2>&1 &
 td=$!
 wait_held full
 echo "queue full: queued $(held): fork+exit+wait $(/opt/prog/fork_exit 2000 5 0)"

@@ -3,7 +3,8 @@
 # (vm.sh VM_HOSTFS=1, by `make test`): the tools a user watches kmmscand
 # with work against this kernel. Prints one line per check:
 #   ok NAME | not ok NAME: why | skip NAME: why
-# and the evidence above it. Needs tierdemo in /opt/prog.
+# and the evidence above it. Needs the workload (workload/build.sh) in
+# /opt/prog.
 K=/sys/kernel/mm/kmmscand
 EV=/sys/kernel/tracing/events/kmmscand
 T=/tmp/ul
@@ -83,7 +84,8 @@ fi
 # the workload's exit is in one and not in the other.
 workload() { # workload OUT: 64 MB on node 1, 8 MB hot, 10 s
 	wr "$K/enabled" 1
-	/opt/prog/tierdemo -m 64 -H 8 -t 10 > "$1" 2>&1
+	/opt/prog/workload --mode hotcold --size-mb 64 --hot-mb 8 --secs 10 \
+		--sample-ms 1000 > "$1" 2>&1
 	wr "$K/enabled" 0
 	settle
 }
@@ -170,10 +172,16 @@ fi
 if have numastat; then
 	node0_mb() { numastat -p "$1" 2>/dev/null | awk '$1 == "Total" { print int($2) }'; }
 	wr "$K/enabled" 0
-	/opt/prog/tierdemo -m 64 -H 16 -t 60 > $T/demo3 2>&1 &
-	pid=$!
+	/opt/prog/workload --mode hotcold --size-mb 64 --hot-mb 16 --secs 60 \
+		--sample-ms 1000 > $T/demo3 2>&1 &
+	wl=$!
+	# The memory is the worker's, a child of the workload: its SETUP
+	# line is printed once the worker has faulted everything in.
 	n=0
-	while [ $n -lt 100 ] && ! grep -q 'hot@node0' $T/demo3; do sleep 0.2; n=$((n + 1)); done
+	while [ $n -lt 100 ] && ! grep -q '^SETUP' $T/demo3; do sleep 0.2; n=$((n + 1)); done
+	pid=$(awk -v p=$wl '$4 == p { print $1; exit }' /proc/[0-9]*/stat 2>/dev/null)
+	pid=${pid:-$wl}
+	echo "# workload $wl, its worker $pid"
 	numastat -p $pid > $T/ns0 2>&1
 	first=$(node0_mb $pid)
 	wr "$K/enabled" 1
@@ -185,7 +193,7 @@ if have numastat; then
 		last=$(node0_mb $pid)
 	done
 	numastat -p $pid > $T/ns1 2>&1
-	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	kill $wl 2>/dev/null; wait $wl 2>/dev/null
 	echo "# numastat -p before kmmscand ran:"
 	sed 's/^/# /' $T/ns0
 	echo "# numastat -p $((n / 2)) s later:"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench/workload_worker.c - one worker process: its slice of the region,
+ * workload/workload_worker.c - one worker process: its slice of the region,
  * its hot and cold sets, and the threads that access them.
  */
 #include "workload.h"

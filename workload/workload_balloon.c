@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* bench/workload_balloon.c - the balloon that fills the fast node. */
+/* workload/workload_balloon.c - the balloon that fills the fast node. */
 #include "workload.h"
 
 long node_free_mb(int node)

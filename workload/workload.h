@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bench/workload.h - what the parts of the bench workload share: the
+ * workload/workload.h - what the parts of the bench workload share: the
  * options, the layout of the region and its worker slices, the counters
  * shared with the workers, and the helpers.
  *

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* bench/workload_util.c - time, random numbers, NUMA system calls. */
+/* workload/workload_util.c - time, random numbers, NUMA system calls. */
 #include "workload.h"
 
 void die(const char *fmt, const char *arg)

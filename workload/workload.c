@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench/workload.c - tiering promotion workloads for the kmmscand bench.
+ * workload/workload.c - tiering promotion workloads: the bench, make demo and
+ * the userland checks of make test run them.
  *
  * One static binary, several access patterns (--mode).  Memory is placed on
  * the slow node with mbind(MPOL_BIND), faulted in (the one "cold" touch), and
