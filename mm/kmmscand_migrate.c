@@ -43,6 +43,19 @@
 static nodemask_t kmmscand_throttled;
 static unsigned long kmmscand_throttled_at;
 
+/*
+ * A candidate whose folio is off the LRU is mostly one that waits in the
+ * LRU add batch of the CPU that faulted it in, and it waits there for as
+ * long as that CPU runs only user code: nothing but a drain of every CPU
+ * puts it on the LRU, where the migrator can isolate it.  Such a failure
+ * asks for lru_add_drain_all() before the next batch, at most once per
+ * KMMSCAND_DRAIN_INTERVAL (khugepaged drains once per scan round).  Only
+ * the migration thread reads and writes these.
+ */
+#define KMMSCAND_DRAIN_INTERVAL	HZ
+static bool kmmscand_drain_wanted;
+static unsigned long kmmscand_drained_at = INITIAL_JIFFIES;
+
 /* kmmscand_promote_group() verdicts besides enum kmmscand_throttle_reason. */
 #define KMMSCAND_GROUP_GO		KMMSCAND_THROTTLE_NONE	/* promote the group */
 #define KMMSCAND_GROUP_TARGET_GONE	(-2)	/* target left N_MEMORY/top tier */
@@ -104,8 +117,13 @@ static struct folio *kmmscand_cand_folio(const struct kmmscand_cand *e)
 	struct page *page = pfn_to_online_page(e->pfn);
 	struct folio *folio;
 
-	if (!page || PageTail(page) || !PageLRU(page))
+	if (!page || PageTail(page))
 		return NULL;
+	if (!PageLRU(page)) {
+		/* In some CPU's LRU add batch, most likely: drain them. */
+		kmmscand_drain_wanted = true;
+		return NULL;
+	}
 	folio = page_folio(page);
 	if (!folio_try_get(folio))
 		return NULL;
@@ -117,6 +135,22 @@ static struct folio *kmmscand_cand_folio(const struct kmmscand_cand *e)
 		return NULL;
 	}
 	return folio;
+}
+
+/*
+ * Put the folios that wait in the CPUs' LRU add batches on the LRU, when
+ * a candidate of an earlier batch was off it and the last drain is at
+ * least KMMSCAND_DRAIN_INTERVAL ago.  The scanner queues such a folio
+ * again at its next pass that finds it young.
+ */
+static void kmmscand_lru_drain(void)
+{
+	if (!kmmscand_drain_wanted ||
+	    time_before(jiffies, kmmscand_drained_at + KMMSCAND_DRAIN_INTERVAL))
+		return;
+	kmmscand_drain_wanted = false;
+	kmmscand_drained_at = jiffies;
+	lru_add_drain_all();
 }
 
 static bool kmmscand_still_eligible(struct folio *folio, int target)
@@ -456,16 +490,14 @@ static long kmmscand_migrate_once(void)
 	/* Look at the throttled nodes again after a pause's time. */
 	if (time_after(jiffies, kmmscand_throttled_at + KMMSCAND_DEFER_PAUSE))
 		nodes_clear(kmmscand_throttled);
-	b = kmmscand_batch_get(want, &kmmscand_throttled, &n);
 	/*
-	 * No lru_add_drain() before the batch: it would drain only the CPU
-	 * this thread happens to run on, a guess at where the candidates'
-	 * folios wait, and lru_add_drain_all() costs every CPU a work item
-	 * per batch.  A folio still in some CPU's LRU batch fails isolation
-	 * (kmmscand_fail_isolate) and is queued again by the next pass that
-	 * finds it young; a candidate was young for at least one pass, long
-	 * enough for a 15-folio LRU batch on a busy CPU to be added.
+	 * Not a drain before every batch: lru_add_drain() would drain only
+	 * the CPU this thread happens to run on, and lru_add_drain_all()
+	 * costs every CPU a work item.  Only after a candidate was found off
+	 * the LRU, and rate limited (kmmscand_lru_drain()).
 	 */
+	kmmscand_lru_drain();
+	b = kmmscand_batch_get(want, &kmmscand_throttled, &n);
 	for (i = 0; i < n; ) {
 		unsigned int j = i + 1;
 

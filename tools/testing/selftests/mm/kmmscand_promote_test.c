@@ -5,8 +5,9 @@
  * stay, with and without a TLB flush per scanned PTE table; enabled=0
  * stops both threads and enabled=1 resumes them; a new hot set is found
  * after a long idle period; shmem pages that two processes keep hot are
- * promoted once for both.  Every byte must stay intact, and the counters
- * must agree with what moved.
+ * promoted once for both; a page still in the LRU add batch of the CPU
+ * that faulted it in and keeps it hot is promoted too.  Every byte must
+ * stay intact, and the counters must agree with what moved.
  *
  * Every test places memory on the slow-tier node 1, keeps part of it hot
  * from a thread (or a child), and polls where the pages are; the fixture
@@ -21,6 +22,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <sched.h>
 
 #include "kmmscand_fixture.h"
 
@@ -643,6 +645,159 @@ TEST_F_TIMEOUT(promote, many_vmas_one_table, 120)
 	}
 	EXPECT_EQ(0UL, bad) TH_LOG("%lu pages changed content", bad);
 	region_unmap(&r);
+}
+
+/* A page faulted in and then kept hot by a thread on one CPU. */
+struct batch_toucher {
+	pthread_t tid;
+	char *page;
+	int cpu;
+	int ready;		/* __atomic accesses */
+	int stop;		/* __atomic accesses */
+	int err;
+	unsigned long passes;
+};
+
+static int pin_cpu(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+/*
+ * Fault the page in on this CPU, then only loop over it: no system call,
+ * nothing that drains this CPU's LRU add batch, where the page waits.
+ */
+static void *batch_toucher_main(void *arg)
+{
+	struct batch_toucher *t = arg;
+	uint64_t *w = (uint64_t *)t->page;
+
+	t->err = pin_cpu(0, t->cpu);
+	if (!t->err)
+		*w = 1;
+	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+	if (t->err)
+		return NULL;
+	while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
+		(*w)++;
+		/* every loop really stores to the page */
+		asm volatile("" ::: "memory");
+		t->passes++;
+	}
+	return NULL;
+}
+
+/* Is @pfn on the LRU (KPF_LRU in /proc/kpageflags)?  1, 0 or -errno. */
+static int pfn_on_lru(unsigned long pfn)
+{
+	uint64_t flags;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, &flags, sizeof(flags), pfn * sizeof(flags));
+	close(fd);
+	if (n != sizeof(flags))
+		return n < 0 ? -errno : -EIO;
+	return !!(flags & (1ULL << 5));
+}
+
+/*
+ * A page that a thread faults in and then keeps hot without a system call
+ * stays in its CPU's LRU add batch, off the LRU, where the migration
+ * thread cannot isolate it.  The migration thread is kept on another CPU
+ * while the test waits (its own lru_add_drain() would drain the batch if
+ * it ran there), so the page reaches node 0 only because the migration
+ * thread drains every CPU's batches after it found a candidate off the
+ * LRU.
+ */
+TEST_F_TIMEOUT(promote, hot_page_in_lru_batch, 120)
+{
+	struct batch_toucher t = { .cpu = 1 };
+	cpu_set_t self0, mig0;
+	struct kmm_stats s0, s1;
+	struct node_count nc;
+	unsigned long pfn;
+	long long t0, took = -1;
+	pid_t mig;
+	bool kthread;
+	int pm, lru, ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs: with one, every drain reaches the batch");
+	mig = find_task("kmmscand_migrate", &kthread);
+	ASSERT_NE(0, mig) TH_LOG("no kmmscand_migrate thread");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(self0), &self0));
+	ASSERT_EQ(0, sched_getaffinity(mig, sizeof(mig0), &mig0));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MIN_MS, 300));
+	ASSERT_EQ(0, knob_set(KNOB_SCAN_PERIOD_MAX_MS, 300));
+
+	t.page = mmap(NULL, psize(), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, t.page);
+	ASSERT_EQ(0, bind_to_node(t.page, psize(), 1));
+	ret = pin_cpu(0, 0);
+	ASSERT_EQ(0, ret) TH_LOG("pinning the test to CPU 0: %s", strerror(-ret));
+	ASSERT_EQ(0, pthread_create(&t.tid, NULL, batch_toucher_main, &t));
+	t0 = now_ms();
+	while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < 5000)
+		sleep_ms(10);
+	ASSERT_EQ(1, __atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
+		TH_LOG("the toucher did not start within 5 s");
+	ASSERT_EQ(0, t.err) TH_LOG("pinning the toucher to CPU 1: %s",
+				   strerror(-t.err));
+	/* Promotion allowed from now on; no MPOL_MF_MOVE, so no drain. */
+	ASSERT_EQ(0, unbind(t.page, psize()));
+
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_LE(0, pm) TH_LOG("/proc/self/pagemap: %s", strerror(errno));
+	pfn = pagemap_get_pfn(pm, t.page);
+	close(pm);
+	ASSERT_NE(-1UL, pfn) TH_LOG("no pfn for the page");
+	lru = pfn_on_lru(pfn);
+	ASSERT_EQ(0, where_pages(0, t.page, 1, &nc));
+	ASSERT_EQ(1UL, nc.n[1]) TH_LOG("the page is not on node 1");
+	/* The case under test: the page waits in CPU 1's LRU add batch. */
+	ASSERT_EQ(0, lru) TH_LOG("the page is %s before kmmscand looked at it",
+				 lru > 0 ? "on the LRU already" : "of unknown LRU state");
+
+	/*
+	 * Pinned only from here on, past every assertion that could end
+	 * the test, so that none leaves the thread pinned; its affinity is
+	 * restored before the expectations.
+	 */
+	ret = pin_cpu(mig, 0);
+	ASSERT_EQ(0, ret) TH_LOG("pinning kmmscand_migrate to CPU 0: %s",
+				 strerror(-ret));
+	kmm_stats_read(&s0);
+	t0 = now_ms();
+	while (now_ms() - t0 < DEADLINE_MS) {
+		if (!where_pages(0, t.page, 1, &nc) && nc.n[0] == 1) {
+			took = now_ms() - t0;
+			break;
+		}
+		sleep_ms(POLL_MS);
+	}
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t.tid, NULL);
+	kmm_stats_read(&s1);
+	sched_setaffinity(mig, sizeof(mig0), &mig0);
+	sched_setaffinity(0, sizeof(self0), &self0);
+	ksft_print_msg("hot page faulted in on CPU 1: on node 0 after %lld ms, %lu loops\n",
+		       took, t.passes);
+	log_deltas(&s0, &s1);
+	EXPECT_LE(0, took)
+		TH_LOG("a hot page in a CPU's LRU add batch not promoted within %d ms",
+		       DEADLINE_MS);
+	EXPECT_EQ(t.passes + 1, *(uint64_t *)t.page)
+		TH_LOG("the page's counter changed beside the toucher's loops");
+	munmap(t.page, psize());
 }
 
 /* Processes with a user address space: each may hold the history floor. */
