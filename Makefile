@@ -7,17 +7,19 @@ SHELL := /bin/bash
 H := harness
 
 PROG ?=
+NAME ?=
 ARGS ?=
 FILES ?=
 export FILES NODE0_MB NODE1_MB DIMM1_MB CPUS ACCEL VM_TIMEOUT APPEND MM_SET HOSTFS
 
-.PHONY: help kernel assemble test test-mm demo vm-run vm-shell series series-lint series-check config-variants clean distclean
+.PHONY: help kernel assemble test test-mm demo smoke vm-run vm-shell series series-lint series-check config-variants clean distclean
 
 help: ## Show this help
 	@$(H)/help.sh $(MAKEFILE_LIST)
 	@echo
 	@echo "VM variables: NODE0_MB=1024 NODE1_MB=1024 DIMM1_MB=256 CPUS=2 ACCEL=tcg|kvm VM_TIMEOUT=<s> APPEND=<cmdline>"
 	@echo "test-mm:      make test-mm [MM_SET=full|ci]   (CPUS defaults to 3 there)"
+	@echo "smoke:        make smoke NAME=<name> [ARGS=\"...\"]   (make smoke: the names)"
 	@echo "vm-run:       make vm-run PROG=<program or script> [ARGS=\"...\"] [FILES=\"...\"] [HOSTFS=0|1|auto]"
 	@echo "vm-shell:     make vm-shell [HOSTFS=1|0] [FILES=\"...\"]   (interactive; needs a terminal)"
 
@@ -40,6 +42,9 @@ test-mm: ## Upstream mm selftests, kmmscand off vs promoting their memory (MM_SE
 demo: ## Boot the VM and watch kmmscand promote a hot set from node 1 to node 0
 	@$(H)/demo.sh
 
+smoke: ## Run one measurement of smoke/ (NAME=<name> [ARGS="..."]; no NAME: the list)
+	@smoke/smoke.sh "$(NAME)" $(ARGS)
+
 vm-run: ## Run PROG (binary or script; host programs via HOSTFS) with ARGS in the two-tier VM
 	@$(H)/build-kernel.sh >&2
 	@$(H)/vm-run.sh "$(PROG)" $(ARGS); rc=$$?; \
@@ -61,7 +66,7 @@ series-lint: ## series-check without the builds: git am, checkpatch per patch, k
 	@SERIES_BUILD=0 $(H)/series-check.sh
 
 clean: ## Remove kernel build output (keeps the unpacked source)
-	rm -rf build/kbuild build/kbuild-* build/test build/test-mm build/vm-run build/demo
+	rm -rf build/kbuild build/kbuild-* build/test build/test-mm build/vm-run build/demo build/smoke
 
 distclean: ## Remove everything under build/
 	rm -rf build

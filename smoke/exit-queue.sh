@@ -1,7 +1,6 @@
-# Guest side (busybox sh) of the exit-with-a-full-queue measurement:
-#   gcc -O2 -static -o build/fork_exit smoke/fork_exit.c
-#   workload/build.sh build/workload
-#   make vm-run PROG=smoke/exit-queue.sh FILES="build/fork_exit build/workload"
+# Guest side (busybox sh) of the exit-with-a-full-queue measurement,
+# `make smoke NAME=exit-queue` (smoke/smoke.sh builds fork_exit and the
+# workload and puts them next to it).
 # A 64 MB all-hot set on node 1 with the rate limit at 1 MB/s fills the
 # promotion queue (8192 candidates); fork_exit then measures fork + exit +
 # wait of registered processes while it is full, and again once the limit

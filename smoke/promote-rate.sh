@@ -1,8 +1,6 @@
-# Guest side (busybox sh) of the promotion-throughput measurement:
-#   gcc -O2 -static -o build/memcpy_bw smoke/memcpy_bw.c
-#   workload/build.sh build/workload
-#   NODE0_MB=3072 NODE1_MB=2048 make vm-run PROG=smoke/promote-rate.sh \
-#       FILES="build/memcpy_bw build/workload" ARGS="256 1024"
+# Guest side (busybox sh) of the promotion-throughput measurement,
+# `make smoke NAME=promote-rate ARGS="256 1024"` (smoke/smoke.sh builds
+# memcpy_bw and the workload, and boots node 0 of 3072 MB, node 1 of 2048):
 # For each size MB (default 256), in one boot: memcpy_bw gives the copy
 # bandwidth node 1 -> node 0 and the rate of move_pages(2) moving MB the
 # same way (the kernel's migration without detection); then an all-hot

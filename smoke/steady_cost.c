@@ -2,8 +2,7 @@
 /*
  * Idle cost and re-detection with a scattered hot set.
  *
- *   gcc -O2 -static -pthread -o build/steady_cost smoke/steady_cost.c
- *   make vm-run PROG=build/steady_cost ARGS="512 20 45 60"
+ *   make smoke NAME=steady-cost ARGS="512 20 45 60"
  *
  *   ./steady_cost TOTAL_MB QUIET1_S QUIET2_S QUIET3_S
  *

@@ -3,7 +3,7 @@
 # smoke/README.md): tcg_firstwrite on the fast node right after boot, then
 # again after host programs ran (their text is in the page cache) and
 # drop_caches gave those pages back.
-#   make vm-run PROG=smoke/tcg-firstwrite.sh FILES=build/tcg_firstwrite HOSTFS=1 [APPEND=init_on_free=1]
+#   [APPEND=init_on_free=1] make smoke NAME=tcg-firstwrite
 d=$(dirname "$0")
 mb=${1:-640}
 echo "== after boot ($(grep -o 'init_on_free=[01]' /proc/cmdline || echo init_on_free=0))"

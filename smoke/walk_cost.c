@@ -5,8 +5,7 @@
  * already promoted, so every PTE table holds young top-tier pages next to
  * cold slow-tier ones.
  *
- *   gcc -O2 -static -o build/walk_cost smoke/walk_cost.c
- *   ./walk_cost TOTAL_MB HOT_EVERY SECS WINDOWS [CMD...]
+ *   make smoke NAME=walk-cost ARGS="TOTAL_MB HOT_EVERY SECS WINDOWS [CMD...]"
  *
  * Maps TOTAL_MB of anonymous 4 KB pages on node 1, keeps one page in
  * HOT_EVERY of them hot (scattered evenly), waits until 90 % of the hot
